@@ -1,0 +1,78 @@
+"""Start, kill and restart a private redis-server (tests and drills; never the shared one)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from typing import Optional
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis_server_path() -> Optional[str]:
+    return shutil.which("redis-server")
+
+
+class RedisProcess:
+    """A redis-server on a free loopback port, in its own directory.
+
+    `durable=True` turns on AOF with appendfsync always (what the crash drills need).
+    """
+
+    def __init__(self, durable: bool = False, port: Optional[int] = None):
+        self.port = port or free_port()
+        self.dir = tempfile.mkdtemp(prefix="redis-test-")
+        self.durable = durable
+        self.proc: Optional[subprocess.Popen] = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisProcess":
+        args = [redis_server_path() or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                "--dir", self.dir, "--save", "", "--protected-mode", "no",
+                "--maxmemory-policy", "noeviction"]
+        if self.durable:
+            args += ["--appendonly", "yes", "--appendfsync", "always"]
+        else:
+            args += ["--appendonly", "no"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def kill(self) -> None:
+        """kill -9: no shutdown save, exactly a crash."""
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def restart(self) -> "RedisProcess":
+        self.kill()
+        return self.start()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
