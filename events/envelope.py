@@ -1,8 +1,11 @@
 """The event envelope, its canonical encoding and the hash chain.
 
 A stored event is two strings: `body`, the canonical JSON of
-{"v": version, "t": type, "s": schema version, "d": payload, "c": command (optional), "at": ms},
-and `hash` = SHA-256(prev_hash || body) in hex. The first event chains from GENESIS.
+{"v": version, "t": type, "s": schema version, "d": payload, "c": command (optional), "at": ms,
+"n": nonce (optional)}, and `hash` = SHA-256(prev_hash || body) in hex. The nonce is secret until
+the game's seed is revealed (it is derived from it): without it, a published hash over a
+body with a secret in it (one card out of nine) could be brute-forced.
+The first event chains from GENESIS.
 Hashes are computed here in Python (Redis Lua has no SHA-256); the append script only
 checks that the batch chains from the stored head.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 GENESIS = "0" * 64
 
@@ -50,6 +53,7 @@ class StoredEvent:
     data: dict
     cmd: Optional[dict]
     at: int
+    nonce: Optional[str]
     prev_hash: str
     hash: str
     body: str  # the exact stored bytes the hash covers
@@ -67,25 +71,29 @@ class StoredEvent:
         return out
 
 
-def encode_body(version: int, event: NewEvent, at: int) -> str:
+def encode_body(version: int, event: NewEvent, at: int, nonce: Optional[str] = None) -> str:
     body = {"v": version, "t": event.type, "s": event.schema, "d": event.data, "at": at}
     if event.cmd is not None:
         body["c"] = event.cmd
+    if nonce is not None:
+        body["n"] = nonce
     return canonical(body)
 
 
 def decode_body(body: str, prev_hash: str, hash_: str) -> StoredEvent:
     raw = json.loads(body)
     return StoredEvent(version=raw["v"], type=raw["t"], schema=raw["s"], data=raw["d"],
-                       cmd=raw.get("c"), at=raw["at"], prev_hash=prev_hash, hash=hash_, body=body)
+                       cmd=raw.get("c"), at=raw["at"], nonce=raw.get("n"), prev_hash=prev_hash, hash=hash_, body=body)
 
 
-def seal(events: list[NewEvent], base_version: int, base_head: str, at: int) -> list[tuple[str, str]]:
+def seal(events: list[NewEvent], base_version: int, base_head: str, at: int,
+         nonce: Optional[Callable[[int], str]] = None) -> list[tuple[str, str]]:
     """Encode and chain a batch: [(body, hash)], the first chained from base_head."""
     sealed = []
     prev = base_head
     for offset, event in enumerate(events, start=1):
-        body = encode_body(base_version + offset, event, at)
+        version = base_version + offset
+        body = encode_body(version, event, at, nonce(version) if nonce else None)
         prev = chain_hash(prev, body)
         sealed.append((body, prev))
     return sealed

@@ -87,3 +87,8 @@ class Draws:
             j = self.below(label, i + 1)
             out[i], out[j] = out[j], out[i]
         return out
+
+
+def event_nonce(seed: str, version: int) -> str:
+    """The salt of event `version`'s body: secret while the seed is, checkable after."""
+    return hmac.new(bytes.fromhex(seed), f"nonce/{version}".encode(), hashlib.sha256).hexdigest()[:32]

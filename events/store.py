@@ -17,7 +17,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from .envelope import GENESIS, NewEvent, StoredEvent, decode_body, seal
 from .upcast import UPCASTERS, Upcasters
@@ -50,6 +50,7 @@ class Receipt:
     head: str             # the head hash after the batch
     first_version: int    # the version of the batch's first event
     duplicate: bool = False  # True when an idempotent retry returned the original receipt
+    sealed: tuple = ()       # the (body, hash) pairs this append wrote (empty for a duplicate)
 
     def as_dict(self) -> dict:
         return {"version": self.version, "head": self.head, "first_version": self.first_version}
@@ -72,24 +73,29 @@ class EventStore(ABC):
     def append(self, game_id: str, events: list[NewEvent], *, base_version: int, base_head: str,
                expected_version: Optional[int] = None, idempotency_key: Optional[str] = None,
                body_digest: str = "", meta: Optional[dict[str, str]] = None,
-               at: Optional[int] = None) -> Receipt:
+               at: Optional[int] = None, nonce: Optional[Callable[[int], str]] = None) -> Receipt:
         """Atomically append a batch built on (base_version, base_head).
 
         Checks, before any write and in this order: the idempotency key (same digest: the
         original receipt, marked duplicate; other digest: IdempotencyConflict), the expected
         version (VersionConflict), the chain head (VersionConflict, reason "head").
-        `meta` fields are written with the batch.
+        `meta` fields are written with the batch; `nonce(version)` salts each body.
         """
         if not events:
             raise ValueError("an append needs at least one event")
-        sealed = seal(events, base_version, base_head, at if at is not None else _now_ms())
-        receipt = Receipt(base_version + len(sealed), sealed[-1][1], base_version + 1)
+        sealed = seal(events, base_version, base_head, at if at is not None else _now_ms(), nonce)
+        receipt = Receipt(base_version + len(sealed), sealed[-1][1], base_version + 1,
+                          sealed=tuple(sealed))
         return self._append(game_id, sealed, receipt, base_version, base_head, expected_version,
                             idempotency_key or "", body_digest, meta or {})
 
     @abstractmethod
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta) -> Receipt: ...
+
+    @abstractmethod
+    def get_idempotent(self, game_id: str, idem_key: str) -> Optional[tuple[str, Receipt]]:
+        """(body digest, original receipt) stored under an idempotency key, if any."""
 
     @abstractmethod
     def read_raw(self, game_id: str, after: int = 0, until: Optional[int] = None) -> list[tuple[str, str]]:
@@ -231,6 +237,13 @@ class RedisEventStore(EventStore):
         entries = self.redis.xrange(keys(game_id)["events"], start, end)
         return [(fields[b"e"].decode(), fields[b"h"].decode()) for _, fields in entries]
 
+    def get_idempotent(self, game_id, idem_key):
+        seen = self.redis.hget(keys(game_id)["idem"], idem_key)
+        if seen is None:
+            return None
+        digest, receipt = seen.decode().split("\n", 1)
+        return digest, _receipt_from_json(receipt, duplicate=True)
+
     def head(self, game_id):
         version, head = self.redis.hmget(keys(game_id)["meta"], "version", "head")
         if version is None:
@@ -275,7 +288,7 @@ class MemoryEventStore(EventStore):
                 seen = self._idem.get(game_id, {}).get(idem_key)
                 if seen is not None:
                     if seen[0] == body_digest:
-                        return Receipt(seen[1].version, seen[1].head, seen[1].first_version, True)
+                        return seen[1]
                     raise IdempotencyConflict(version)
             if expected_version is not None and expected_version != version:
                 raise VersionConflict(version, "version")
@@ -285,8 +298,13 @@ class MemoryEventStore(EventStore):
             stream.extend(sealed)
             self._meta.setdefault(game_id, {}).update(meta)
             if idem_key:
-                self._idem.setdefault(game_id, {})[idem_key] = (body_digest, receipt)
+                original = Receipt(receipt.version, receipt.head, receipt.first_version, True)
+                self._idem.setdefault(game_id, {})[idem_key] = (body_digest, original)
             return receipt
+
+    def get_idempotent(self, game_id, idem_key):
+        with self._lock:
+            return self._idem.get(game_id, {}).get(idem_key)
 
     def read_raw(self, game_id, after=0, until=None):
         with self._lock:

@@ -47,3 +47,9 @@ def redis_client(request):
     if request.param == "fakeredis":
         return request.getfixturevalue("fake_redis")
     return request.getfixturevalue("real_redis")
+
+
+import toygame  # noqa: E402
+from projections.registry import register  # noqa: E402
+
+register(toygame)

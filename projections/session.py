@@ -1,0 +1,114 @@
+"""The cross-game fold: a game's whole life (seats, status, the rules state) from its events.
+
+Platform events have dotted types (game.created, seat.claimed, game.started, game.scored);
+every other event belongs to the game's rules and is folded by the game's `evolve`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Optional
+
+from events.envelope import GENESIS, StoredEvent
+
+from .registry import get_game
+
+OPEN, ACTIVE, ENDED, SCORED = "open", "active", "ended", "scored"
+PLATFORM_EVENTS = frozenset({"game.created", "seat.claimed", "game.started", "game.scored"})
+
+
+@dataclass(frozen=True)
+class Seat:
+    kind: str                      # "open", "player" or "bot"
+    name: Optional[str] = None     # the player's name once claimed
+    level: Optional[str] = None    # the bot level
+
+    def as_dict(self) -> dict:
+        out = {"kind": self.kind}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.level is not None:
+            out["level"] = self.level
+        return out
+
+
+@dataclass(frozen=True)
+class Session:
+    game_id: str
+    game_type: str
+    rules_version: int
+    options: dict
+    platform: dict
+    seats: tuple[Seat, ...]
+    commitment: str
+    created_at: int
+    status: str = OPEN
+    state: Any = None
+    version: int = 0
+    head: str = GENESIS
+    result: Optional[dict] = None
+    seed: Optional[str] = None
+    last_action_at: int = 0
+
+    @property
+    def game(self):
+        return get_game(self.game_type)
+
+    @property
+    def finished(self) -> bool:
+        """Ended by the rules: from now on everything may be disclosed to everyone."""
+        return self.status in (ENDED, SCORED)
+
+    def to_act(self) -> list[int]:
+        return list(self.game.to_act(self.state)) if self.status == ACTIVE else []
+
+
+def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Session:
+    data = event.data
+    game = get_game(data["game_type"])
+    seats = tuple(Seat(kind=s["kind"], name=s.get("name"), level=s.get("level")) for s in data["seats"])
+    return Session(game_id=game_id, game_type=data["game_type"], rules_version=data["rules_version"],
+                   options=data["options"], platform=data["platform"], seats=seats,
+                   commitment=data["commitment"], created_at=event.at,
+                   state=game.new_state(data["options"], len(seats)))
+
+
+def _seat_claimed(session: Session, event: StoredEvent) -> Session:
+    seats = list(session.seats)
+    seats[event.data["seat"]] = Seat(kind="player", name=event.data["name"])
+    return replace(session, seats=tuple(seats))
+
+
+def _started(session: Session, event: StoredEvent) -> Session:
+    return replace(session, status=ACTIVE)
+
+
+def _scored(session: Session, event: StoredEvent) -> Session:
+    return replace(session, status=SCORED, result=event.data["result"], seed=event.data["seed"])
+
+
+def _rules_event(session: Session, event: StoredEvent) -> Session:
+    game = session.game
+    state = game.evolve(session.state, event.payload)
+    status = ENDED if session.status == ACTIVE and game.is_over(state) else session.status
+    return replace(session, state=state, status=status)
+
+
+_PLATFORM = {"seat.claimed": _seat_claimed, "game.started": _started, "game.scored": _scored}
+
+
+def evolve(session: Optional[Session], event: StoredEvent, game_id: str = "") -> Session:
+    if event.type == "game.created":
+        session = _created(session, event, game_id or (session.game_id if session else ""))
+    else:
+        session = _PLATFORM.get(event.type, _rules_event)(session, event)
+    changes = {"version": event.version, "head": event.hash}
+    if event.cmd is not None:
+        changes["last_action_at"] = event.at
+    return replace(session, **changes)
+
+
+def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session] = None) -> Optional[Session]:
+    for event in events:
+        session = evolve(session, event, game_id)
+    return session

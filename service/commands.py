@@ -1,0 +1,390 @@
+"""The application core: the command handler and the read side, free of Flask and RQ.
+
+A command loads the game (cached state or snapshot, plus the tail of the stream: the cost
+does not grow with the game's length), decides, appends the batch with the expected version
+and the idempotency key, then enqueues follow-up jobs (bot turns, scoring). The same path
+serves HTTP clients, bots, turn timeouts and the CLI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from functools import partial
+from typing import Optional, Protocol
+
+from marshmallow import ValidationError
+
+from events.envelope import NewEvent, body_digest, chain_hash, decode_body
+from events.index import GameIndex
+from events.randomness import Draws, commitment, event_nonce, new_seed
+from events.store import EventStore, IdempotencyConflict, Receipt, VersionConflict
+from events.upcast import UPCASTERS
+from projections import disclosure
+from projections.game import IllegalAction
+from projections.ledger import ledger_for
+from projections.registry import UnknownGame, all_games, get_game
+from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, evolve, fold
+from projections.verify import verify_log
+
+from .errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
+
+CREATED_SCHEMA = 2
+MAX_HEAD_RETRIES = 20
+
+
+class Jobs(Protocol):
+    def bot_turn(self, game_id: str, seat: int, version: int) -> None: ...
+    def score(self, game_id: str) -> None: ...
+    def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None: ...
+
+
+class NoJobs:
+    """For tools that only read (the CLI's replay, verify and export)."""
+
+    def bot_turn(self, game_id, seat, version): pass
+    def score(self, game_id): pass
+    def turn_timeout(self, game_id, seat, version, seconds): pass
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_events(events: list[dict], cmd: Optional[dict] = None) -> list[NewEvent]:
+    out = []
+    for i, event in enumerate(events):
+        data = {k: v for k, v in event.items() if k != "type"}
+        out.append(NewEvent(event["type"], data, UPCASTERS.current(event["type"]),
+                            cmd if i == 0 else None))
+    return out
+
+
+class GameService:
+    def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
+                 snapshot_every: int = 200, cache_size: int = 2048):
+        self.store = store
+        self.index = index
+        self.jobs = jobs
+        self.allow_seed = allow_seed
+        self.snapshot_every = snapshot_every
+        self._cache: OrderedDict[str, Session] = OrderedDict()
+        self._seeds: dict[str, str] = {}
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    # --- loading -------------------------------------------------------------------------
+    def load(self, game_id: str) -> Session:
+        """The game's session at the store's head: cache or snapshot, plus the tail."""
+        version, head = self.store.head(game_id)
+        if version == 0:
+            raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
+        with self._lock:
+            cached = self._cache.get(game_id)
+        if cached is not None and cached.version == version and cached.head == head:
+            return cached
+        base = cached if cached is not None and cached.version < version else None
+        if base is None:
+            base = self._snapshot(game_id)
+        session = self._fold_tail(game_id, base, version)
+        if session is None or session.head != head:
+            session = self._fold_tail(game_id, None, version)  # a stale cache: rebuild
+        self._remember(session)
+        return session
+
+    def _fold_tail(self, game_id: str, base: Optional[Session], until: int) -> Optional[Session]:
+        after = base.version if base else 0
+        prev = base.head if base else None
+        session = base
+        for body, hash_ in self.store.read_raw(game_id, after, until):
+            if prev is not None and chain_hash(prev, body) != hash_:
+                return None
+            event = UPCASTERS.upcast(decode_body(body, prev or "", hash_))
+            session = evolve(session, event, game_id)
+            prev = hash_
+        return session
+
+    def _snapshot(self, game_id: str) -> Optional[Session]:
+        snap = self.store.load_snapshot(game_id)
+        if snap is None:
+            return None
+        version, head, blob = snap
+        stored = self.store.read_raw(game_id, version - 1, version)
+        if not stored or stored[0][1] != head:
+            return None  # a snapshot is a cache: one that disagrees with the log is ignored
+        try:
+            session = pickle.loads(blob)
+        except Exception:
+            return None
+        if not isinstance(session, Session) or session.version != version or session.head != head:
+            return None
+        return session
+
+    def _remember(self, session: Session) -> None:
+        with self._lock:
+            self._cache[session.game_id] = session
+            self._cache.move_to_end(session.game_id)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        snap = self.store.load_snapshot(session.game_id) if self.snapshot_every else None
+        if self.snapshot_every and session.version - (snap[0] if snap else 0) >= self.snapshot_every:
+            self.store.save_snapshot(session.game_id, session.version, session.head, pickle.dumps(session))
+
+    def _seed(self, game_id: str) -> str:
+        seed = self._seeds.get(game_id)
+        if seed is None:
+            seed = self.store.get_meta(game_id, "seed")["seed"]
+            self._seeds[game_id] = seed
+        return seed
+
+    def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
+                idem_key="", digest="", meta=None) -> tuple[Receipt, Session]:
+        seed = self._seed(session.game_id)
+        receipt = self.store.append(session.game_id, events, base_version=session.version,
+                                    base_head=session.head, expected_version=expected_version,
+                                    idempotency_key=idem_key, body_digest=digest, meta=meta,
+                                    nonce=partial(event_nonce, seed))
+        after = session
+        prev = session.head
+        for body, hash_ in receipt.sealed:
+            after = evolve(after, decode_body(body, prev, hash_), session.game_id)
+            prev = hash_
+        if receipt.sealed:
+            self._remember(after)
+            if after.status != session.status:
+                self.index.record(after.game_id, after.game_type, after.status, after.created_at)
+        return receipt, after
+
+    # --- creating and joining ---------------------------------------------------------
+    def create(self, game_type: str, options: Optional[dict], seats: list[dict], *,
+               seed: Optional[str] = None, turn_timeout: Optional[float] = None) -> Session:
+        try:
+            game = get_game(game_type)
+        except UnknownGame:
+            raise Unprocessable(f"type: unknown game type {game_type!r}", {"field": "type",
+                                "known": sorted(all_games())}, code="unknown_game_type")
+        if not game.MIN_PLAYERS <= len(seats) <= game.MAX_PLAYERS:
+            raise Unprocessable(f"seats: {game_type} takes {game.MIN_PLAYERS} to {game.MAX_PLAYERS} seats, "
+                                f"not {len(seats)}", {"field": "seats"})
+        try:
+            loaded = game.OptionsSchema().load(options or {})
+        except ValidationError as err:
+            fields = ", ".join(sorted(err.messages)) if isinstance(err.messages, dict) else ""
+            raise Unprocessable(f"options: invalid {fields}".strip(), {"field": "options", "errors": err.messages})
+        if seed is not None and not self.allow_seed:
+            raise Unprocessable("seed: choosing the seed is allowed only in test configuration",
+                                {"field": "seed"}, code="seed_not_allowed")
+        seed = seed or new_seed()
+        seat_info = []
+        for seat in seats:
+            if seat.get("bot"):
+                seat_info.append({"kind": "bot", "level": seat["bot"]})
+            else:
+                seat_info.append({"kind": "open"})
+        game_id = secrets.token_hex(8)
+        created = {"game_type": game_type, "rules_version": game.RULES_VERSION, "options": loaded,
+                   "platform": {"turn_timeout": turn_timeout}, "seats": seat_info,
+                   "commitment": commitment(seed)}
+        events = [NewEvent("game.created", created, CREATED_SCHEMA)]
+        self._seeds[game_id] = seed
+        placeholder = Session(game_id, game_type, game.RULES_VERSION, {}, {}, (), "", 0)
+        if all(s["kind"] == "bot" for s in seat_info):
+            start = game.start(game.new_state(loaded, len(seat_info)), Draws(seed, "v2"))
+            events += _new_events([{"type": "game.started"}] + start)
+        receipt, session = self._append(placeholder, events, expected_version=0,
+                                        meta={"seed": seed, "type": game_type})
+        self.index.record(game_id, game_type, session.status, session.created_at)
+        self._follow_up(session)
+        return session
+
+    def claim(self, game_id: str, seat: int, name: str) -> tuple[Session, str]:
+        token = secrets.token_urlsafe(32)
+        for _ in range(MAX_HEAD_RETRIES):
+            session = self.load(game_id)
+            if not 0 <= seat < len(session.seats):
+                raise NotFound(f"seat: game {game_id} has no seat {seat}", {"field": "seat"})
+            if session.seats[seat].kind != "open":
+                raise Conflict(f"seat: seat {seat} is not open", {"field": "seat", "version": session.version},
+                               code="seat_taken")
+            events = [NewEvent("seat.claimed", {"seat": seat, "name": name})]
+            still_open = [s for i, s in enumerate(session.seats) if s.kind == "open" and i != seat]
+            if not still_open:
+                game = session.game
+                rng = Draws(self._seed(game_id), f"v{session.version + 2}")
+                events += _new_events([{"type": "game.started"}] + game.start(session.state, rng))
+            try:
+                _, after = self._append(session, events, expected_version=session.version,
+                                        meta={f"token:{token_hash(token)}": str(seat)})
+            except VersionConflict:
+                continue
+            self.index.record_token(token_hash(token), game_id, seat)
+            self._follow_up(after)
+            return after, token
+        raise Conflict("the game is too busy to claim a seat now; retry", {"version": session.version})
+
+    def authenticate(self, game_id: str, token: Optional[str]) -> int:
+        """The seat a bearer token holds in this game."""
+        if not token:
+            raise Unauthorized("Authorization: a Bearer seat token is required")
+        digest = token_hash(token)
+        seat = self.store.get_meta(game_id, f"token:{digest}")[f"token:{digest}"]
+        if seat is not None:
+            return int(seat)
+        if self.index.token_owner(digest) is not None:
+            raise Forbidden("Authorization: this token holds a seat in another game")
+        if self.store.head(game_id)[0] == 0:
+            raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
+        raise Unauthorized("Authorization: unknown token")
+
+    # --- acting ---------------------------------------------------------------------------
+    def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,
+            idempotency_key: str, by: str = "player") -> tuple[Receipt, Session]:
+        """Decide and append one action. A retry with the same key and body returns the
+        original receipt; the same key with another body is a conflict."""
+        idem = f"{seat}:{idempotency_key}"
+        digest = body_digest({"action": action, "expected_version": expected_version})
+        for _ in range(MAX_HEAD_RETRIES):
+            seen = self.store.get_idempotent(game_id, idem)
+            if seen is not None:
+                return self._replayed(game_id, seen, digest)
+            session = self.load(game_id)
+            if expected_version is not None and expected_version != session.version:
+                raise Conflict(f"expected_version: the game is at version {session.version}, not "
+                               f"{expected_version}", {"field": "expected_version", "version": session.version},
+                               code="version_conflict")
+            if session.status != ACTIVE:
+                raise Unprocessable(f"action: the game is {session.status}, not active",
+                                    {"field": "action", "status": session.status}, code="game_not_active")
+            rng = Draws(self._seed(game_id), f"v{session.version + 1}")
+            try:
+                decided = session.game.decide(session.state, seat, action, rng)
+            except IllegalAction as err:
+                details = {"field": f"action.{err.field}" if err.field else "action", "version": session.version}
+                raise Unprocessable(err.message, details, code=err.code)
+            cmd = {"seat": seat, "action": action, "by": by}
+            try:
+                receipt, after = self._append(session, _new_events(decided, cmd),
+                                              expected_version=expected_version, idem_key=idem, digest=digest)
+            except IdempotencyConflict as err:
+                raise self._idem_conflict(err.current_version)
+            except VersionConflict as err:
+                if expected_version is None and err.reason == "head":
+                    continue  # someone else appended first: decide again on the new state
+                raise Conflict(f"expected_version: the game is at version {err.current_version}",
+                               {"field": "expected_version", "version": err.current_version},
+                               code="version_conflict")
+            if receipt.duplicate:
+                return receipt, self.load(game_id)
+            self._follow_up(after)
+            return receipt, after
+        raise Conflict("the game is too busy; retry", {"version": session.version}, code="version_conflict")
+
+    def _replayed(self, game_id: str, seen, digest: str) -> tuple[Receipt, Session]:
+        stored_digest, receipt = seen
+        if stored_digest != digest:
+            raise self._idem_conflict(self.store.head(game_id)[0])
+        return receipt, self.load(game_id)
+
+    @staticmethod
+    def _idem_conflict(version: int) -> Conflict:
+        return Conflict("Idempotency-Key: this key was already used with another body",
+                        {"field": "Idempotency-Key", "version": version}, code="idempotency_conflict")
+
+    def _follow_up(self, session: Session) -> None:
+        if session.status == ENDED:
+            self.jobs.score(session.game_id)
+            return
+        if session.status != ACTIVE:
+            return
+        timeout = session.platform.get("turn_timeout")
+        for seat in session.to_act():
+            if session.seats[seat].kind == "bot":
+                self.jobs.bot_turn(session.game_id, seat, session.version)
+            elif timeout:
+                self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)
+
+    def pending_jobs(self, session: Session) -> None:
+        """Re-enqueue what a game waits on (the reconciler's repair; jobs are idempotent)."""
+        self._follow_up(session)
+
+    # --- scoring --------------------------------------------------------------------------
+    def score(self, game_id: str) -> Session:
+        """Append the final result and reveal the seed (idempotent)."""
+        for _ in range(MAX_HEAD_RETRIES):
+            session = self.load(game_id)
+            if session.status != ENDED:
+                return session
+            result = session.game.result(session.state)
+            event = NewEvent("game.scored", {"result": result, "seed": self._seed(game_id)})
+            try:
+                _, after = self._append(session, [event], idem_key="scoring", digest="scoring")
+            except VersionConflict:
+                continue
+            self._record_leaderboard(after)
+            return after
+        raise Conflict("could not score the game; retry")
+
+    def _record_leaderboard(self, session: Session) -> None:
+        result = session.result
+        winners = result["winners"]
+        players = []
+        for seat, info in enumerate(session.seats):
+            key = f"bot:{info.level}" if info.kind == "bot" else f"player:{info.name}"
+            won = 1.0 / len(winners) if seat in winners else 0.0
+            players.append({"key": key, "rank": result["ranks"][seat], "won": won})
+        self.index.record_result(session.game_type, session.game_id, players)
+
+    # --- reading --------------------------------------------------------------------------
+    def view(self, game_id: str, seat: Optional[int]) -> dict:
+        return disclosure.view_for(self.load(game_id), seat)
+
+    def wait_for(self, game_id: str, after_version: int, wait: float) -> None:
+        """Long-poll: return once the game's version passes `after_version` or `wait` elapses."""
+        deadline = time.monotonic() + wait
+        while self.store.head(game_id)[0] <= after_version and time.monotonic() < deadline:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def events(self, game_id: str, viewer: Optional[int], after: int = 0,
+               until: Optional[int] = None) -> tuple[list[dict], Session]:
+        """The events after `after`, as the viewer may see them, with the current session."""
+        current = self.load(game_id)
+        stored = self.store.read(game_id, 0, until or current.version)
+        before = fold(stored[:after], game_id)
+        shown, _ = disclosure.events_for(stored[after:], before, viewer, current.finished, game_id)
+        return shown, current
+
+    def replay(self, game_id: str, at: int, viewer: Optional[int]) -> dict:
+        current = self.load(game_id)
+        if not 1 <= at <= current.version:
+            raise Unprocessable(f"at: must be between 1 and {current.version}", {"field": "at"})
+        past = fold(self.store.read(game_id, 0, at), game_id)
+        if current.finished:
+            return {"version": at, "spectator": disclosure.view_for(past, None),
+                    "seats": [disclosure.view_for(past, s) for s in range(len(past.seats))]}
+        return {"version": at, "view": disclosure.view_for(past, viewer)}
+
+    def ledger(self, game_id: str, viewer: Optional[int]) -> dict:
+        current = self.load(game_id)
+        return ledger_for(self.store.read(game_id, 0, current.version), viewer, current.finished, game_id)
+
+    def verify(self, game_id: str) -> dict:
+        self.load(game_id)
+        raw = self.store.read_raw(game_id)
+        return verify_log(raw, self._seed(game_id), game_id).as_dict()
+
+    def export(self, game_id: str, viewer: Optional[int]) -> list[dict]:
+        """The log as NDJSON records: complete (exact stored bytes) once the game has ended,
+        otherwise the events as the viewer may see them."""
+        current = self.load(game_id)
+        header = {"game_id": game_id, "type": current.game_type, "version": current.version,
+                  "commitment": current.commitment, "complete": current.finished}
+        if current.finished:
+            header["seed"] = self._seed(game_id)
+            raw = self.store.read_raw(game_id, 0, current.version)
+            return [header] + [{"body": body, "hash": hash_} for body, hash_ in raw]
+        shown, _ = self.events(game_id, viewer)
+        return [header] + shown
