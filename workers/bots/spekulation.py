@@ -1,0 +1,174 @@
+"""The `heuristic` level for spekulation: decides from the seat's view only.
+
+- Values each company by an estimated final price: its marker is shifted forward by the
+  distance the leader still has to the END (the race ends when the leader arrives), and its
+  rank is pulled toward the middle while much of the race is left (ranks are uncertain).
+  Companies on its own hand cards get a rank bonus (it can push them).
+- Trade: buys the share with the best expected gain (estimate - price) it can afford,
+  or sells a held share whose estimate is below its price (a loser), whichever gains more.
+- +1 / -1: the candidate that raises its own portfolio most against the others'.
+- Movement card: the card whose move raises its own portfolio most (against the others'),
+  the bank holiday when every company card would hurt it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from projections.spekulation import (COMPANIES, COMPANY_INDEX, HOLIDAY, N_COMPANIES, START,
+                                     START_PRICE, TABLES, State, forward, minus_one_target,
+                                     plus_one_target)
+from workers.bots.random_bot import fill_template
+
+MID_RANK = (1 + N_COMPANIES) / 2
+HAND_RANK_BONUS = 1.5
+OPPONENT_WEIGHT = 0.7
+RANK_PULL = 1.5
+
+
+def _ranks(positions: list[int], arrivals: list[int], end: int) -> list[float]:
+    """Ranks as the view would give them, but start markers get the mean of their shared ranks."""
+    out = [0.0] * N_COMPANIES
+    for i, c in enumerate(arrivals):
+        out[c] = i + 1
+    track = sorted(((p, c) for c, p in enumerate(positions) if START < p < end), reverse=True)
+    ahead = len(arrivals)
+    for k, (_, c) in enumerate(track):
+        out[c] = ahead + k + 1
+    off = ahead + len(track)
+    mean = (off + 1 + N_COMPANIES) / 2
+    for c, p in enumerate(positions):
+        if p == START:
+            out[c] = mean
+    return out
+
+
+def _table_price(board: str, position: int, rank: float, end: int) -> float:
+    sections, end_list = TABLES[board]
+    rank = min(max(rank, 1.0), float(N_COMPANIES))
+    lo = int(rank)
+    frac = rank - lo
+    row = end_list if position >= end else sections[min(max(position, 1) - 1, 59) // 10]
+    a = row[lo - 1]
+    b = row[min(lo, N_COMPANIES - 1)]
+    return a + (b - a) * frac
+
+
+def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
+              hand: tuple = ()) -> list[float]:
+    """Estimated final price per company."""
+    track = [p for p in positions if START < p < end]
+    left = 0 if arrivals else end - (max(track) if track else 0)
+    fraction = min(1.0, left / end)
+    rk = _ranks(positions, arrivals, end)
+    out = []
+    for c, p in enumerate(positions):
+        if p >= end:
+            out.append(float(TABLES[board][1][arrivals.index(c)]))
+            continue
+        rank = rk[c]
+        if COMPANIES[c] in hand and rank > 1:
+            rank -= HAND_RANK_BONUS
+        rank += (MID_RANK - rank) * RANK_PULL * fraction
+        if left == 0:
+            # somebody arrived: the race stops at the end of this turn/round
+            out.append(float(START_PRICE) if p == START else _table_price(board, p, rank, end))
+            continue
+        est_pos = min(end - 1, p + int(left * 0.85))
+        if rank <= 1.0 + 1e-9:
+            est_pos = end
+            out.append(float(TABLES[board][1][len(arrivals)]))
+            continue
+        out.append(_table_price(board, max(est_pos, 1), rank, end))
+    return out
+
+
+def _portfolio(shares: list[list[int]], est: list[float]) -> list[float]:
+    return [sum(k * est[c] for c, k in enumerate(row)) for row in shares]
+
+
+def _relative(seat: int, values: list[float]) -> float:
+    others = [v for s, v in enumerate(values) if s != seat]
+    return values[seat] - OPPONENT_WEIGHT * (max(others) if others else 0)
+
+
+def _pick(legal: list[dict], wanted: dict) -> Optional[dict]:
+    for action in legal:
+        if action == wanted:
+            return action
+    return None
+
+
+def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
+    if not legal_actions:
+        raise ValueError("no legal action")
+    kinds = {a["type"] for a in legal_actions}
+    try:
+        companies = view["companies"]
+        end = view["end_space"]
+        board = view["board"]
+        positions = [companies[name]["position"] for name in COMPANIES]
+        arrivals = [COMPANY_INDEX[name] for name in view["arrivals"]]
+        shares = [[row["shares"][name] for name in COMPANIES] for row in view["seats"]]
+        hand = tuple(view.get("hand") or ())
+        prices = [companies[name]["price"] for name in COMPANIES]
+    except (KeyError, TypeError, ValueError):
+        return fill_template(rng.choice(legal_actions), rng)
+
+    if kinds & {"buy", "sell", "pass"}:
+        est = estimates(positions, arrivals, end, board, hand)
+        best, gain = {"type": "pass"}, 4.0
+        for action in legal_actions:
+            if action["type"] == "buy":
+                c = COMPANY_INDEX[action["company"]]
+                g = est[c] - prices[c]
+            elif action["type"] == "sell":
+                c = COMPANY_INDEX[action["company"]]
+                g = prices[c] - est[c]
+            else:
+                continue
+            if g > gain:
+                best, gain = action, g
+        return _pick(legal_actions, best) or legal_actions[0]
+
+    if "rank_move" in kinds:
+        direction = view.get("action")
+        base = State(edition=view["edition"], board=board, players=view["players"], end=end,
+                     positions=tuple(positions), arrivals=tuple(arrivals))
+        best, score = legal_actions[0], None
+        for action in legal_actions:
+            c = COMPANY_INDEX[action["company"]]
+            target = plus_one_target(base, c) if direction == "+1" else minus_one_target(base, c)
+            if target is None:
+                continue
+            pos = list(positions)
+            pos[c] = target
+            arr = arrivals + [c] if target >= end and positions[c] < end else arrivals
+            s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand)))
+            if score is None or s > score:
+                best, score = action, s
+        return best
+
+    if "play" in kinds:
+        number = view.get("number") or 0
+        best, score = None, None
+        baseline = _relative(seat, _portfolio(shares, estimates(positions, arrivals, end, board, hand)))
+        for action in legal_actions:
+            card = action["card"]
+            if card == HOLIDAY:
+                s = baseline + 1.0
+            else:
+                c = COMPANY_INDEX[card]
+                pos = list(positions)
+                to = forward(tuple(pos), c, number, end)
+                arr = arrivals + [c] if to >= end and pos[c] < end else arrivals
+                pos[c] = to
+                s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand)))
+            if score is None or s > score:
+                best, score = action, s
+        return best or legal_actions[0]
+
+    if "choose_share" in kinds:
+        return rng.choice(legal_actions)
+    return fill_template(rng.choice(legal_actions), rng)
