@@ -1,0 +1,787 @@
+"""Big Shot (Alex Randolph): auction lots of coloured cubes, place them to win districts.
+
+Rules: /work/shared/games/big-shot.md; as implemented: docs/games/big-shot.md.
+The board (district names, values, kinds, park neighbours) is a reconstruction kept as data
+in projections/data/big_shot.json, loaded and validated at import.
+
+Flow: setup events (cubes shuffled onto the 18 auction spaces, colours dealt, capital
+dealt, start player drawn) -> the start player chooses the promoter's starting space ->
+18 turns of: die rolled (promoter moves) -> auction (borrow / bid / pass) -> lot sold ->
+four cubes placed one by one (a district is sold when its 7th cube lands) -> ... ->
+unsold districts resolved, loans repaid, game ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Sequence
+
+from marshmallow import RAISE, Schema, fields, validate
+
+from projections.game import BANK, IllegalAction, Transfer, seat_account
+
+NAME = "big-shot"
+RULES_VERSION = 1
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+HIDDEN_INFORMATION = False
+
+COLOURS = ("red", "blue", "green", "yellow")
+CUBES_PER_COLOUR = 18
+NUM_SPACES = 18
+CUBES_PER_SPACE = 4
+TOTAL_CUBES = CUBES_PER_COLOUR * len(COLOURS)          # 72
+START_CASH = 10
+LOAN_CARDS = 30
+LOAN_FIRST = 9          # a loan pays LOAN_FIRST - loans already held
+LOAN_REPAY = 10         # repaid per loan token at the end
+SALE_SIZE = 7           # a district is sold when its 7th cube lands
+DIE_SIDES = 6
+MIN_DISTRICTS_TO_WIN = 2
+MAX_SHUFFLES = 1000     # safety bound on the set-up redraws (never reached in practice)
+KINDS = ("rich", "poor", "park")
+
+SUPPLY = "supply"
+REMOVED = "removed"
+MONEY = "money"
+LOAN = "loan"
+
+_COLOUR_INDEX = {c: i for i, c in enumerate(COLOURS)}
+_ZERO_COUNTS = (0,) * len(COLOURS)
+
+DATA_PATH = os.path.join(os.path.dirname(__file__), "data", "big_shot.json")
+
+
+# ---------------------------------------------------------------------------------------
+# The board (data)
+
+@dataclass(frozen=True)
+class Board:
+    names: tuple[str, ...]
+    values: tuple[int, ...]
+    kinds: tuple[str, ...]
+    parks_of: tuple[tuple[int, ...], ...]       # per district: the parks next to it
+    neighbours: tuple[tuple[int, ...], ...]     # per park: the districts next to it
+    reconstructed: bool
+    index: dict
+
+
+def load_board(data: dict) -> Board:
+    """Validate board data (the JSON file's content) and build the Board. Raises ValueError."""
+    if not isinstance(data, dict) or not isinstance(data.get("districts"), list):
+        raise ValueError("board data needs a 'districts' list")
+    rows = data["districts"]
+    # every cube placed must find an unsold district: 7 x districts must exceed 72
+    if len(rows) * SALE_SIZE <= TOTAL_CUBES:
+        raise ValueError(f"the board needs more than {TOTAL_CUBES // SALE_SIZE} districts")
+    names, values, kinds, neigh_names = [], [], [], []
+    for row in rows:
+        if not isinstance(row, dict) or set(row) - {"name", "value", "kind", "neighbours"}:
+            raise ValueError(f"bad district entry {row!r}")
+        name, value, kind = row.get("name"), row.get("value"), row.get("kind")
+        if not isinstance(name, str) or not name or name in names:
+            raise ValueError(f"district names must be distinct non-empty strings: {name!r}")
+        if type(value) is not int or value < 0:
+            raise ValueError(f"{name}: value must be a non-negative integer")
+        if kind not in KINDS:
+            raise ValueError(f"{name}: kind must be one of {KINDS}")
+        if kind == "park" and value != 0:
+            raise ValueError(f"{name}: a park is worth 0")
+        neigh = row.get("neighbours", [])
+        if kind != "park" and neigh:
+            raise ValueError(f"{name}: only parks list neighbours")
+        if not isinstance(neigh, list) or not all(isinstance(n, str) for n in neigh):
+            raise ValueError(f"{name}: neighbours must be a list of names")
+        names.append(name)
+        values.append(value)
+        kinds.append(kind)
+        neigh_names.append(neigh)
+    index = {n: i for i, n in enumerate(names)}
+    neighbours = []
+    parks_of: list[list[int]] = [[] for _ in names]
+    for i, neigh in enumerate(neigh_names):
+        row = []
+        for n in neigh:
+            j = index.get(n)
+            if j is None or kinds[j] == "park" or j in row:
+                raise ValueError(f"{names[i]}: bad neighbour {n!r}")
+            row.append(j)
+            parks_of[j].append(i)
+        neighbours.append(tuple(row))
+    return Board(tuple(names), tuple(values), tuple(kinds), tuple(tuple(p) for p in parks_of),
+                 tuple(neighbours), bool(data.get("reconstructed", True)), index)
+
+
+def _read_board(path: str = DATA_PATH) -> Board:
+    with open(path, encoding="utf-8") as fh:
+        return load_board(json.load(fh))
+
+
+BOARD = _read_board()
+NUM_DISTRICTS = len(BOARD.names)
+
+
+# ---------------------------------------------------------------------------------------
+# Options and action schemas
+
+class OptionsSchema(Schema):
+    """Big Shot has no options (the board is data, see projections/data/big_shot.json)."""
+
+    class Meta:
+        unknown = RAISE
+
+
+class ChooseStartSpaceSchema(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["choose_start_space"]))
+    space = fields.Integer(required=True, strict=True,
+                           validate=validate.Range(min=0, max=NUM_SPACES - 1))
+
+
+class BorrowSchema(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["borrow"]))
+
+
+class BidSchema(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["bid"]))
+    amount = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
+
+
+class PassSchema(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["pass"]))
+
+
+class PlaceSchema(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["place"]))
+    colour = fields.String(required=True, validate=validate.OneOf(list(COLOURS)))
+    district = fields.String(required=True, validate=validate.OneOf(list(BOARD.names)))
+
+
+ACTION_SCHEMAS = {
+    "choose_start_space": ChooseStartSpaceSchema,
+    "borrow": BorrowSchema,
+    "bid": BidSchema,
+    "pass": PassSchema,
+    "place": PlaceSchema,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# State
+
+@dataclass(frozen=True)
+class State:
+    players: int
+    phase: str = "setup"              # setup, choose_start, auction, place, over
+    colours: tuple = ()               # colour per seat
+    spaces: tuple = ()                # per auction space: tuple of cube colours (() once sold)
+    shuffles: int = 0                 # how many shuffles the set-up needed
+    start_player: int = -1
+    promoter: int = -1                # auction space index, -1 before it is placed
+    active: int = -1                  # whose turn it is (rolls the die, bids last)
+    auctions: int = 0                 # auctions opened so far (1..18)
+    last_roll: int = 0
+    cash: tuple = ()
+    loans: tuple = ()
+    district_counts: tuple = ()       # per district: cube count per colour (COLOURS order)
+    district_closed: tuple = ()       # per district: sold (or resolved at the end)
+    district_colour: tuple = ()       # per district: winning colour, None if none / not yet
+    removed: tuple = _ZERO_COUNTS     # cubes out of the game, per colour
+    # auction
+    space: int = -1                   # the space whose lot is up for auction
+    high_bid: int = 0
+    high_bidder: int = -1
+    passed: tuple = ()
+    bidder: int = -1
+    borrowed: tuple = ()              # borrowed during this auction, per seat
+    # placement
+    lot: tuple = ()                   # cube colours still to place
+    placer: int = -1
+    # end
+    scores: tuple = ()
+    ranks: tuple = ()
+    winners: tuple = ()
+    owned: tuple = ()                 # districts owned per seat at the end
+
+
+def new_state(options: dict, seats: int) -> State:
+    if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+        raise ValueError(f"{NAME} is for {MIN_PLAYERS}-{MAX_PLAYERS} players")
+    return State(
+        players=seats,
+        cash=(0,) * seats,
+        loans=(0,) * seats,
+        passed=(False,) * seats,
+        borrowed=(False,) * seats,
+        district_counts=(_ZERO_COUNTS,) * NUM_DISTRICTS,
+        district_closed=(False,) * NUM_DISTRICTS,
+        district_colour=(None,) * NUM_DISTRICTS,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Rule helpers (pure, also used by tests and the bot)
+
+def majority(counts: Sequence[int]) -> Optional[int]:
+    """The cancelling-majority rule: colours whose counts equal another colour's cancel out;
+    the highest remaining count wins. Returns the winning colour index, or None."""
+    freq = Counter(c for c in counts if c > 0)
+    best = None
+    for i, c in enumerate(counts):
+        if c > 0 and freq[c] == 1 and (best is None or c > counts[best]):
+            best = i
+    return best
+
+
+def spaces_ok(spaces: Sequence[Sequence[str]]) -> bool:
+    """Every auction space holds at least two colours."""
+    return all(len(set(space)) >= 2 for space in spaces)
+
+
+def move_promoter(spaces: Sequence[Sequence[str]], start: int, steps: int) -> int:
+    """Move clockwise `steps` spaces from `start`, counting only spaces that hold cubes."""
+    order = [(start + k) % NUM_SPACES for k in range(1, NUM_SPACES + 1)]
+    full = [s for s in order if spaces[s]]
+    if not full:
+        raise ValueError("no auction space holds cubes")
+    return full[(steps - 1) % len(full)]
+
+
+def loan_amount(state: State, seat: int) -> int:
+    """What a loan would pay this seat now (0: no loan possible)."""
+    if sum(state.loans) >= LOAN_CARDS:
+        return 0
+    return max(0, LOAN_FIRST - state.loans[seat])
+
+
+def owner_of_colour(state: State, colour: Optional[str]) -> Optional[int]:
+    if colour is None:
+        return None
+    try:
+        return state.colours.index(colour)
+    except ValueError:
+        return None             # a dummy colour
+
+
+def district_owner(state: State, d: int) -> Optional[int]:
+    return owner_of_colour(state, state.district_colour[d]) if state.district_closed[d] else None
+
+
+def _counts_dict(counts: Sequence[int]) -> dict:
+    return {c: counts[i] for i, c in enumerate(COLOURS) if counts[i]}
+
+
+def _counts_from(value: Any) -> tuple:
+    return tuple(int(value.get(c, 0)) for c in COLOURS)
+
+
+def final_scores(state: State) -> tuple[list[int], list[int]]:
+    """Per seat: (total = cash + district values (doubled next to an owned park), districts owned).
+    Cash is taken as it stands (the end-of-game loan repayment already done)."""
+    owners = [district_owner(state, d) for d in range(NUM_DISTRICTS)]
+    scores = list(state.cash)
+    owned = [0] * state.players
+    for d, owner in enumerate(owners):
+        if owner is None:
+            continue
+        owned[owner] += 1
+        double = any(owners[p] == owner for p in BOARD.parks_of[d])
+        scores[owner] += BOARD.values[d] * (2 if double else 1)
+    return scores, owned
+
+
+def rank_players(scores: Sequence[int], owned: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Ranks (1 = best, ties share, competition style) and winners. Players owning fewer than
+    two districts rank below all who own two or more; winning needs two districts."""
+    keys = [(owned[s] >= MIN_DISTRICTS_TO_WIN, scores[s]) for s in range(len(scores))]
+    ranks = [1 + sum(1 for other in keys if other > mine) for mine in keys]
+    winners = [s for s in range(len(scores)) if ranks[s] == 1 and keys[s][0]]
+    return ranks, winners
+
+
+def _next_seat(state: State, seat: int) -> int:
+    return (seat + 1) % state.players
+
+
+def _next_bidder(state: State, seat: int, passed: tuple) -> int:
+    for k in range(1, state.players + 1):
+        candidate = (seat + k) % state.players
+        if not passed[candidate]:
+            return candidate
+    return -1
+
+
+def _replace_at(items: tuple, i: int, value: Any) -> tuple:
+    return items[:i] + (value,) + items[i + 1:]
+
+
+# ---------------------------------------------------------------------------------------
+# Evolve: one small function per event type
+
+def _ev_cubes_shuffled(state: State, e: dict) -> State:
+    return replace(state, spaces=tuple(tuple(s) for s in e["spaces"]), shuffles=e["shuffles"])
+
+
+def _ev_colours_dealt(state: State, e: dict) -> State:
+    return replace(state, colours=tuple(e["colours"]))
+
+
+def _ev_capital_dealt(state: State, e: dict) -> State:
+    return replace(state, cash=(e["amount"],) * state.players)
+
+
+def _ev_start_player_drawn(state: State, e: dict) -> State:
+    return replace(state, start_player=e["seat"], active=e["seat"], phase="choose_start")
+
+
+def _ev_start_space_chosen(state: State, e: dict) -> State:
+    return replace(state, promoter=e["space"])
+
+
+def _ev_die_rolled(state: State, e: dict) -> State:
+    n = state.players
+    seat = e["seat"]
+    return replace(state, phase="auction", active=seat, last_roll=e["value"],
+                   promoter=e["space"], space=e["space"], auctions=e["auction"],
+                   high_bid=0, high_bidder=-1, passed=(False,) * n, borrowed=(False,) * n,
+                   bidder=(seat + 1) % n, lot=(), placer=-1)
+
+
+def _ev_borrowed(state: State, e: dict) -> State:
+    seat = e["seat"]
+    return replace(state, cash=_replace_at(state.cash, seat, state.cash[seat] + e["amount"]),
+                   loans=_replace_at(state.loans, seat, state.loans[seat] + 1),
+                   borrowed=_replace_at(state.borrowed, seat, True))
+
+
+def _after_turn(state: State, seat: int) -> State:
+    alive = state.passed.count(False)
+    closed = alive == 0 or (alive == 1 and state.high_bidder >= 0)
+    return replace(state, bidder=-1 if closed else _next_bidder(state, seat, state.passed))
+
+
+def _ev_bid(state: State, e: dict) -> State:
+    return _after_turn(replace(state, high_bid=e["amount"], high_bidder=e["seat"]), e["seat"])
+
+
+def _ev_passed(state: State, e: dict) -> State:
+    seat = e["seat"]
+    return _after_turn(replace(state, passed=_replace_at(state.passed, seat, True)), seat)
+
+
+def _ev_lot_sold(state: State, e: dict) -> State:
+    seat = e["seat"]
+    return replace(state, phase="place", bidder=-1, placer=seat, lot=tuple(e["cubes"]),
+                   cash=_replace_at(state.cash, seat, state.cash[seat] - e["price"]),
+                   spaces=_replace_at(state.spaces, e["space"], ()))
+
+
+def _ev_cube_placed(state: State, e: dict) -> State:
+    d = BOARD.index[e["district"]]
+    ci = _COLOUR_INDEX[e["colour"]]
+    lot = list(state.lot)
+    lot.remove(e["colour"])
+    counts = _replace_at(state.district_counts[d], ci, state.district_counts[d][ci] + 1)
+    return replace(state, lot=tuple(lot),
+                   district_counts=_replace_at(state.district_counts, d, counts))
+
+
+def _ev_district_closed(state: State, e: dict) -> State:
+    d = BOARD.index[e["district"]]
+    counts = state.district_counts[d]
+    colour = e["colour"]
+    marker = _ZERO_COUNTS if colour is None else _replace_at(_ZERO_COUNTS, _COLOUR_INDEX[colour], 1)
+    removed = tuple(state.removed[i] + counts[i] - marker[i] for i in range(len(COLOURS)))
+    return replace(state, removed=removed,
+                   district_counts=_replace_at(state.district_counts, d, marker),
+                   district_closed=_replace_at(state.district_closed, d, True),
+                   district_colour=_replace_at(state.district_colour, d, colour))
+
+
+def _ev_loans_repaid(state: State, e: dict) -> State:
+    seat = e["seat"]
+    return replace(state, cash=_replace_at(state.cash, seat, state.cash[seat] - e["amount"]),
+                   loans=_replace_at(state.loans, seat, state.loans[seat] - e["loans"]))
+
+
+def _ev_game_ended(state: State, e: dict) -> State:
+    return replace(state, phase="over", bidder=-1, placer=-1, scores=tuple(e["scores"]),
+                   ranks=tuple(e["ranks"]), winners=tuple(e["winners"]),
+                   owned=tuple(e["districts"]))
+
+
+_EVOLVERS: dict[str, Callable[[State, dict], State]] = {
+    "cubes_shuffled": _ev_cubes_shuffled,
+    "colours_dealt": _ev_colours_dealt,
+    "capital_dealt": _ev_capital_dealt,
+    "start_player_drawn": _ev_start_player_drawn,
+    "start_space_chosen": _ev_start_space_chosen,
+    "die_rolled": _ev_die_rolled,
+    "borrowed": _ev_borrowed,
+    "bid": _ev_bid,
+    "passed": _ev_passed,
+    "lot_sold": _ev_lot_sold,
+    "cube_placed": _ev_cube_placed,
+    "district_sold": _ev_district_closed,
+    "district_resolved": _ev_district_closed,
+    "loans_repaid": _ev_loans_repaid,
+    "game_ended": _ev_game_ended,
+}
+
+
+def evolve(state: State, event: dict) -> State:
+    fn = _EVOLVERS.get(event.get("type"))
+    if fn is None:
+        raise ValueError(f"unknown event type {event.get('type')!r}")
+    return fn(state, event)
+
+
+# ---------------------------------------------------------------------------------------
+# Start
+
+def start(state: State, rng) -> list[dict]:
+    cubes = [c for c in COLOURS for _ in range(CUBES_PER_COLOUR)]
+    for attempt in range(1, MAX_SHUFFLES + 1):
+        shuffled = rng.shuffle(f"cubes/{attempt}", cubes)
+        spaces = [shuffled[i:i + CUBES_PER_SPACE] for i in range(0, TOTAL_CUBES, CUBES_PER_SPACE)]
+        if spaces_ok(spaces):
+            break
+    else:  # pragma: no cover - probability ~0.2**1000
+        raise RuntimeError("could not deal the cubes")
+    dealt = rng.shuffle("colours", list(COLOURS))[:state.players]
+    return [
+        {"type": "cubes_shuffled", "spaces": spaces, "shuffles": attempt},
+        {"type": "colours_dealt", "colours": dealt,
+         "dummy": [c for c in COLOURS if c not in dealt]},
+        {"type": "capital_dealt", "amount": START_CASH},
+        {"type": "start_player_drawn", "seat": rng.below("start_player", state.players)},
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# Decide
+
+def to_act(state: State) -> list[int]:
+    if state.phase == "choose_start":
+        return [state.active]
+    if state.phase == "auction" and state.bidder >= 0:
+        return [state.bidder]
+    if state.phase == "place" and state.lot:
+        return [state.placer]
+    return []
+
+
+def is_over(state: State) -> bool:
+    return state.phase == "over"
+
+
+def _int_field(action: dict, name: str, lo: int, hi: int, what: str) -> int:
+    value = action[name]
+    if type(value) is not int:
+        raise IllegalAction(f"{name} must be an integer", field=name)
+    if not lo <= value <= hi:
+        raise IllegalAction(f"{name} must be between {lo} and {hi} ({what}), got {value}",
+                            field=name)
+    return value
+
+
+def _apply(state: State, events: list[dict]) -> State:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def _roll(state: State, seat: int, rng) -> dict:
+    value = rng.randint("die", 1, DIE_SIDES)
+    return {"type": "die_rolled", "seat": seat, "value": value, "from": state.promoter,
+            "space": move_promoter(state.spaces, state.promoter, value),
+            "auction": state.auctions + 1}
+
+
+def _close_auction(state: State) -> list[dict]:
+    """The lot_sold event when the auction is over, else nothing."""
+    if state.phase != "auction" or state.bidder >= 0:
+        return []
+    free = state.high_bidder < 0
+    seat = state.active if free else state.high_bidder
+    return [{"type": "lot_sold", "seat": seat, "price": 0 if free else state.high_bid,
+             "space": state.space, "cubes": list(state.spaces[state.space]), "free": free}]
+
+
+def _end_events(state: State) -> list[dict]:
+    events = []
+    for d in range(NUM_DISTRICTS):
+        if state.district_closed[d]:
+            continue
+        counts = state.district_counts[d]
+        win = majority(counts)
+        colour = None if win is None else COLOURS[win]
+        events.append({"type": "district_resolved", "district": BOARD.names[d],
+                       "counts": _counts_dict(counts), "colour": colour,
+                       "owner": owner_of_colour(state, colour)})
+    for seat in range(state.players):
+        if state.loans[seat]:
+            events.append({"type": "loans_repaid", "seat": seat, "loans": state.loans[seat],
+                           "amount": state.loans[seat] * LOAN_REPAY})
+    final = _apply(state, events)
+    scores, owned = final_scores(final)
+    ranks, winners = rank_players(scores, owned)
+    events.append({"type": "game_ended", "scores": scores, "districts": owned,
+                   "ranks": ranks, "winners": winners})
+    return events
+
+
+def _choose_start_space(state: State, seat: int, action: dict, rng) -> list[dict]:
+    if state.phase != "choose_start":
+        raise IllegalAction("the promoter's starting space is already chosen", field="type")
+    space = _int_field(action, "space", 0, NUM_SPACES - 1, "an auction space")
+    first = {"type": "start_space_chosen", "seat": seat, "space": space}
+    return [first, _roll(evolve(state, first), seat, rng)]
+
+
+def _check_auction(state: State, action: dict) -> None:
+    if state.phase != "auction":
+        raise IllegalAction(f"no auction is running: {action['type']} is not possible now",
+                            field="type")
+
+
+def _borrow(state: State, seat: int, action: dict, rng) -> list[dict]:
+    _check_auction(state, action)
+    if state.borrowed[seat]:
+        raise IllegalAction("you have already borrowed during this auction", field="type")
+    if sum(state.loans) >= LOAN_CARDS:
+        raise IllegalAction("the loan cards are all gone", field="type")
+    amount = loan_amount(state, seat)
+    if amount <= 0:
+        raise IllegalAction(f"a further loan would pay nothing (you hold {state.loans[seat]})",
+                            field="type")
+    return [{"type": "borrowed", "seat": seat, "amount": amount,
+             "loans": state.loans[seat] + 1}]
+
+
+def _bid(state: State, seat: int, action: dict, rng) -> list[dict]:
+    _check_auction(state, action)
+    low, cash = state.high_bid + 1, state.cash[seat]
+    if cash < low:
+        raise IllegalAction(f"you cannot outbid {state.high_bid} with {cash} in cash",
+                            field="amount")
+    amount = _int_field(action, "amount", low, cash, "more than the high bid, at most your cash")
+    events = [{"type": "bid", "seat": seat, "amount": amount}]
+    return events + _close_auction(_apply(state, events))
+
+
+def _pass(state: State, seat: int, action: dict, rng) -> list[dict]:
+    _check_auction(state, action)
+    events = [{"type": "passed", "seat": seat}]
+    return events + _close_auction(_apply(state, events))
+
+
+def _place(state: State, seat: int, action: dict, rng) -> list[dict]:
+    if state.phase != "place":
+        raise IllegalAction("there are no cubes to place now", field="type")
+    colour, name = action["colour"], action["district"]
+    if not isinstance(colour, str) or colour not in state.lot:
+        raise IllegalAction(f"colour must be one of the cubes left to place: {sorted(set(state.lot))}",
+                            field="colour")
+    d = BOARD.index.get(name) if isinstance(name, str) else None
+    if d is None:
+        raise IllegalAction(f"unknown district {name!r}", field="district")
+    if state.district_closed[d]:
+        raise IllegalAction(f"{name} is already sold", field="district")
+    events = [{"type": "cube_placed", "seat": seat, "colour": colour, "district": name}]
+    after = evolve(state, events[0])
+    counts = after.district_counts[d]
+    if sum(counts) >= SALE_SIZE:
+        win = majority(counts)
+        sold_colour = COLOURS[win]          # always exists with 7 cubes
+        sold = {"type": "district_sold", "district": name, "counts": _counts_dict(counts),
+                "colour": sold_colour, "owner": owner_of_colour(after, sold_colour)}
+        events.append(sold)
+        after = evolve(after, sold)
+    if not after.lot:
+        if after.auctions < NUM_SPACES:
+            events.append(_roll(after, _next_seat(after, after.active), rng))
+        else:
+            events.extend(_end_events(after))
+    return events
+
+
+_DECIDERS = {
+    "choose_start_space": (_choose_start_space, ("space",)),
+    "borrow": (_borrow, ()),
+    "bid": (_bid, ("amount",)),
+    "pass": (_pass, ()),
+    "place": (_place, ("colour", "district")),
+}
+
+
+def decide(state: State, seat: int, action: dict, rng) -> list[dict]:
+    if not isinstance(action, dict):
+        raise IllegalAction("the action must be a JSON object")
+    kind = action.get("type")
+    if not isinstance(kind, str) or kind not in _DECIDERS:
+        raise IllegalAction(f"unknown action type {kind!r}; expected one of {sorted(_DECIDERS)}",
+                            field="type")
+    handler, wanted = _DECIDERS[kind]
+    for name in wanted:
+        if name not in action:
+            raise IllegalAction(f"missing field {name!r}", field=name)
+    for name in action:
+        if name != "type" and name not in wanted:
+            raise IllegalAction(f"unexpected field {name!r} for {kind}", field=name)
+    if state.phase == "over":
+        raise IllegalAction("the game is over")
+    if type(seat) is not int or not 0 <= seat < state.players:
+        raise IllegalAction(f"no such seat {seat!r}", field="seat")
+    if seat not in to_act(state):
+        raise IllegalAction("it is not your turn")
+    return handler(state, seat, action, rng)
+
+
+def legal_actions(state: State, seat: int) -> list[dict]:
+    if seat not in to_act(state):
+        return []
+    if state.phase == "choose_start":
+        return [{"type": "choose_start_space", "space": {"min": 0, "max": NUM_SPACES - 1}}]
+    if state.phase == "auction":
+        out = [{"type": "pass"}]
+        if state.cash[seat] > state.high_bid:
+            out.append({"type": "bid",
+                        "amount": {"min": state.high_bid + 1, "max": state.cash[seat]}})
+        if not state.borrowed[seat] and loan_amount(state, seat) > 0:
+            out.append({"type": "borrow"})
+        return out
+    colours = [c for c in COLOURS if c in state.lot]
+    return [{"type": "place", "colour": c, "district": BOARD.names[d]}
+            for c in colours for d in range(NUM_DISTRICTS) if not state.district_closed[d]]
+
+
+# ---------------------------------------------------------------------------------------
+# View, redact, result, transfers
+
+def view(state: State, seat: Optional[int]) -> dict:
+    colour_seat = {c: s for s, c in enumerate(state.colours)}
+    districts = []
+    for d in range(NUM_DISTRICTS):
+        closed = state.district_closed[d]
+        colour = state.district_colour[d]
+        districts.append({
+            "name": BOARD.names[d], "value": BOARD.values[d], "kind": BOARD.kinds[d],
+            "parks": [BOARD.names[p] for p in BOARD.parks_of[d]],
+            "neighbours": [BOARD.names[x] for x in BOARD.neighbours[d]],
+            "cubes": _counts_dict(state.district_counts[d]),
+            "total": sum(state.district_counts[d]),
+            "sold": closed, "colour": colour if closed else None,
+            "owner": colour_seat.get(colour) if closed else None,
+        })
+    seats = []
+    for s in range(state.players):
+        seats.append({"seat": s, "colour": state.colours[s] if state.colours else None,
+                      "cash": state.cash[s], "loans": state.loans[s],
+                      "next_loan": loan_amount(state, s),
+                      "districts": [x["name"] for x in districts if x["owner"] == s]})
+    auction = None
+    if state.phase == "auction":
+        auction = {"space": state.space, "lot": list(state.spaces[state.space]),
+                   "high_bid": state.high_bid,
+                   "high_bidder": None if state.high_bidder < 0 else state.high_bidder,
+                   "bidder": None if state.bidder < 0 else state.bidder,
+                   "passed": list(state.passed), "borrowed": list(state.borrowed)}
+    placing = None
+    if state.phase == "place":
+        placing = {"seat": state.placer, "cubes": list(state.lot)}
+    result_ = result(state) if state.phase == "over" else None
+    return {
+        "game": NAME, "seat": seat, "players": state.players, "phase": state.phase,
+        "to_act": to_act(state), "active": None if state.active < 0 else state.active,
+        "start_player": None if state.start_player < 0 else state.start_player,
+        "auction_number": state.auctions, "auctions_total": NUM_SPACES,
+        "promoter": None if state.promoter < 0 else state.promoter,
+        "last_roll": state.last_roll or None,
+        "spaces": [list(s) for s in state.spaces],
+        "seats": seats,
+        "dummy_colours": [c for c in COLOURS if state.colours and c not in state.colours],
+        "loan_cards_left": LOAN_CARDS - sum(state.loans),
+        "districts": districts,
+        "auction": auction, "placing": placing,
+        "removed": _counts_dict(state.removed),
+        "board_reconstructed": BOARD.reconstructed,
+        "result": result_,
+    }
+
+
+def redact(state: State, event: dict, seat: Optional[int]) -> dict:
+    return event            # everything is public (only future die rolls are secret)
+
+
+def result(state: State) -> dict:
+    if not is_over(state):
+        raise ValueError("the game is not over")
+    return {"winners": list(state.winners), "ranks": list(state.ranks),
+            "scores": list(state.scores), "districts": list(state.owned)}
+
+
+def _district_account(name: str) -> str:
+    return f"district:{name}"
+
+
+def _cube_transfers(frm: str, to: str, counts: dict, price: Optional[int] = None) -> list:
+    return [Transfer(frm, to, f"cube:{c}", counts[c], price) for c in COLOURS if counts.get(c)]
+
+
+def _tr_cubes_shuffled(state, e):
+    out = []
+    for i, space in enumerate(e["spaces"]):
+        out += _cube_transfers(SUPPLY, f"space:{i}", Counter(space))
+    return out
+
+
+def _tr_capital_dealt(state, e):
+    return [Transfer(BANK, seat_account(s), MONEY, e["amount"]) for s in range(state.players)]
+
+
+def _tr_borrowed(state, e):
+    acct = seat_account(e["seat"])
+    return [Transfer(BANK, acct, MONEY, e["amount"]), Transfer(BANK, acct, LOAN, 1)]
+
+
+def _tr_lot_sold(state, e):
+    acct = seat_account(e["seat"])
+    out = [Transfer(acct, BANK, MONEY, e["price"], e["price"])] if e["price"] else []
+    return out + _cube_transfers(f"space:{e['space']}", acct, Counter(e["cubes"]), e["price"])
+
+
+def _tr_cube_placed(state, e):
+    return [Transfer(seat_account(e["seat"]), _district_account(e["district"]),
+                     f"cube:{e['colour']}", 1)]
+
+
+def _tr_district_closed(state, e):
+    counts = dict(e["counts"])
+    if e["colour"] is not None:
+        counts[e["colour"]] -= 1          # the marker cube stays on the district
+    return _cube_transfers(_district_account(e["district"]), REMOVED, counts)
+
+
+def _tr_loans_repaid(state, e):
+    acct = seat_account(e["seat"])
+    return [Transfer(acct, BANK, MONEY, e["amount"]), Transfer(acct, BANK, LOAN, e["loans"])]
+
+
+_TRANSFERS = {
+    "cubes_shuffled": _tr_cubes_shuffled,
+    "capital_dealt": _tr_capital_dealt,
+    "borrowed": _tr_borrowed,
+    "lot_sold": _tr_lot_sold,
+    "cube_placed": _tr_cube_placed,
+    "district_sold": _tr_district_closed,
+    "district_resolved": _tr_district_closed,
+    "loans_repaid": _tr_loans_repaid,
+}
+
+
+def transfers(state: State, event: dict) -> list[Transfer]:
+    fn = _TRANSFERS.get(event["type"])
+    return fn(state, event) if fn else []

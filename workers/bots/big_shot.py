@@ -1,0 +1,202 @@
+"""Bots for `big-shot`, deciding from the seat's view only.
+
+`heuristic`: estimates, for every player colour, the expected value of the districts it
+currently leads (the cancelling-majority rule applied to the cubes already placed; a lead
+counts more the more cubes a district holds and the later the game; sold districts are
+certain; a park doubles the neighbours of the same colour; a bonus for reaching the two
+districts needed to win). Its utility is its own estimate minus a share of the rivals'
+average. A lot is worth the utility gained by placing its cubes greedily; the bot bids 1
+more than the high bid while that stays below a share of the lot's worth (tuned in
+self-play: the greedy estimate is optimistic), borrows when a loan's cost
+(1 + loans held) is smaller than the surplus it would unlock, and places each cube where it
+gains the most (winning majorities, or cancelling a rival's lead).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from workers.bots.random_bot import fill_template, is_range
+
+COLOURS = ("red", "blue", "green", "yellow")
+SALE_SIZE = 7
+RIVAL_WEIGHT = 0.8          # how much a rival's gain counts against mine
+TWO_DISTRICT_BONUS = 10.0   # per expected district, up to two (the requirement to win)
+WORTH_FACTOR = 0.3          # the greedy estimate is optimistic: bid up to this share of it
+BID_MARGIN = 1              # keep at least this much surplus when bidding
+
+
+def _majority(counts) -> Optional[int]:
+    best = None
+    for i, c in enumerate(counts):
+        if c <= 0:
+            continue
+        unique = True
+        for j, other in enumerate(counts):
+            if j != i and other == c:
+                unique = False
+                break
+        if unique and (best is None or c > counts[best]):
+            best = i
+    return best
+
+
+class _Model:
+    """The board as seen in a view, with a fast utility for one seat's colour."""
+
+    def __init__(self, view: dict, seat: int):
+        self.seat = seat
+        ds = view["districts"]
+        self.names = [d["name"] for d in ds]
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.values = [d["value"] for d in ds]
+        self.parks_of = [[self.index[p] for p in d["parks"]] for d in ds]
+        self.neighbours = [[self.index[x] for x in d["neighbours"]] for d in ds]
+        self.closed = [d["sold"] for d in ds]
+        self.counts = [[d["cubes"].get(c, 0) for c in COLOURS] for d in ds]
+        self.closed_colour = [COLOURS.index(d["colour"]) if d["sold"] and d["colour"] else None
+                              for d in ds]
+        colours = [s["colour"] for s in view["seats"]]
+        self.me = COLOURS.index(colours[seat])
+        self.rivals = [COLOURS.index(c) for i, c in enumerate(colours) if i != seat]
+        total = view.get("auctions_total") or 18
+        self.progress = min(1.0, (view.get("auction_number") or 0) / total)
+
+    def lead(self, d: int, counts=None) -> tuple[Optional[int], float]:
+        """(leading colour, probability it keeps the district)."""
+        if self.closed[d]:
+            return self.closed_colour[d], 1.0
+        counts = self.counts[d] if counts is None else counts
+        total = sum(counts)
+        w = _majority(counts)
+        if w is None:
+            return None, 0.0
+        if total >= SALE_SIZE:
+            return w, 1.0
+        return w, min(0.92, 0.3 + 0.08 * total + 0.35 * self.progress)
+
+    def values_for(self, leads) -> dict[int, float]:
+        """Estimated district worth per player colour given each district's (colour, p)."""
+        out = {}
+        for c in [self.me] + self.rivals:
+            worth = 0.0
+            expected = 0.0
+            for d, (w, p) in enumerate(leads):
+                if w != c or p <= 0:
+                    continue
+                expected += p
+                mult = 1.0
+                for park in self.parks_of[d]:
+                    pw, pp = leads[park]
+                    if pw == c:
+                        mult = max(mult, 1.0 + pp)
+                worth += self.values[d] * p * mult
+            out[c] = worth + TWO_DISTRICT_BONUS * min(2.0, expected)
+        return out
+
+    def utility(self, leads) -> float:
+        vals = self.values_for(leads)
+        mine = vals[self.me]
+        if not self.rivals:
+            return mine
+        return mine - RIVAL_WEIGHT * sum(vals[r] for r in self.rivals) / len(self.rivals)
+
+    def leads(self):
+        return [self.lead(d) for d in range(len(self.names))]
+
+    def best_placement(self, lot: list[str], rng: Optional[random.Random] = None):
+        """(gain, colour, district index) of the best single cube placement."""
+        base_leads = self.leads()
+        base = self.utility(base_leads)
+        best = None
+        options = []
+        for colour in sorted(set(lot), key=COLOURS.index):
+            ci = COLOURS.index(colour)
+            for d in range(len(self.names)):
+                if self.closed[d]:
+                    continue
+                counts = list(self.counts[d])
+                counts[ci] += 1
+                trial = list(base_leads)
+                trial[d] = self.lead(d, counts)
+                gain = self.utility(trial) - base
+                options.append((gain, colour, d))
+                if best is None or gain > best:
+                    best = gain
+        top = [o for o in options if o[0] >= best - 1e-9]
+        return rng.choice(top) if rng and len(top) > 1 else top[0]
+
+    def apply(self, colour: str, d: int) -> None:
+        self.counts[d][COLOURS.index(colour)] += 1
+        if sum(self.counts[d]) >= SALE_SIZE:
+            w = _majority(self.counts[d])
+            self.closed[d] = True
+            self.closed_colour[d] = w
+            self.counts[d] = [1 if i == w else 0 for i in range(len(COLOURS))]
+
+    def lot_worth(self, lot: list[str]) -> float:
+        """Utility gained by placing the whole lot greedily (the model is modified)."""
+        start = self.utility(self.leads())
+        cubes = list(lot)
+        while cubes:
+            _, colour, d = self.best_placement(cubes)
+            self.apply(colour, d)
+            cubes.remove(colour)
+        return self.utility(self.leads()) - start
+
+
+def _choose_start(view: dict, seat: int) -> int:
+    mine = view["seats"][seat]["colour"]
+    spaces = view["spaces"]
+    n = len(spaces)
+    scores = [sum(spaces[(s + k) % n].count(mine) for k in range(1, 7)) for s in range(n)]
+    return max(range(n), key=lambda s: (scores[s], -s))
+
+
+def _find(legal: list[dict], kind: str) -> Optional[dict]:
+    for action in legal:
+        if action["type"] == kind:
+            return action
+    return None
+
+
+def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
+    if not legal_actions:
+        raise ValueError("no legal action")
+    first = legal_actions[0]["type"]
+    if first == "choose_start_space":
+        template = legal_actions[0]
+        space = _choose_start(view, seat)
+        lo, hi = template["space"]["min"], template["space"]["max"]
+        return {"type": "choose_start_space", "space": min(hi, max(lo, space))}
+    if first == "place":
+        model = _Model(view, seat)
+        lot = view["placing"]["cubes"]
+        _, colour, d = model.best_placement(lot, rng)
+        action = {"type": "place", "colour": colour, "district": model.names[d]}
+        return action if action in legal_actions else legal_actions[0]
+    auction = view.get("auction")
+    pass_action = _find(legal_actions, "pass") or fill_template(legal_actions[0], rng)
+    if not auction:
+        return pass_action
+    high = auction["high_bid"]
+    passed = auction["passed"]
+    others_in = [s for s in range(len(passed)) if s != seat and not passed[s]]
+    if high == 0 and not others_in and view.get("active") == seat:
+        return pass_action                      # nobody bid: the lot is mine for free
+    worth = _Model(view, seat).lot_worth(auction["lot"])
+    limit = int(worth * WORTH_FACTOR) - BID_MARGIN
+    want = high + 1
+    if want > limit:
+        return pass_action
+    bid = _find(legal_actions, "bid")
+    if bid is not None and is_range(bid["amount"]) and bid["amount"]["max"] >= want:
+        return {"type": "bid", "amount": max(bid["amount"]["min"], want)}
+    borrow = _find(legal_actions, "borrow")
+    if borrow is not None:
+        me = view["seats"][seat]
+        cost = 1 + me["loans"]                  # repay 10, receive 9 - loans held
+        if me["cash"] + me["next_loan"] >= want and limit - want > cost:
+            return {"type": "borrow"}
+    return pass_action
