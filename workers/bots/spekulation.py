@@ -1,9 +1,10 @@
 """The `heuristic` level for spekulation: decides from the seat's view only.
 
-- Values each company by an estimated final price: its marker is shifted forward by the
-  distance the leader still has to the END (the race ends when the leader arrives), and its
-  rank is pulled toward the middle while much of the race is left (ranks are uncertain).
-  Companies on its own hand cards get a rank bonus (it can push them).
+- Values each company by an estimated final price: its marker is shifted forward by most of
+  the distance the leader still has to the END (the race ends when the leader arrives), and
+  its rank is pulled toward, even past, the middle in proportion to the race still left
+  (early leaders are pushed back by -1 moves and leapfrogs; RANK_PULL was tuned against the
+  random bot). Companies on its own hand cards get a rank bonus (it can push them).
 - Trade: buys the share with the best expected gain (estimate - price) it can afford,
   or sells a held share whose estimate is below its price (a loser), whichever gains more.
 - +1 / -1: the candidate that raises its own portfolio most against the others'.
