@@ -31,7 +31,8 @@ no I/O, no clock, no global randomness, no Redis, no Flask.
         Empty when the seat may not act now.
     to_act(state) -> list[int]       # seats that may act now (several for simultaneous choices)
     is_over(state) -> bool
-    result(state) -> dict            # {"ranking": [...], "scores": {...}, "winners": [...]} when over
+    result(state) -> dict            # when over: {"winners": [seats], "ranks": [rank per seat, 1 = best,
+                                     #  ties share], "scores": [score per seat]} (lists indexed by seat)
     transfers(state, event: dict) -> list[Transfer]
         The ledger entries the event causes, given the state *before* the event.
 

@@ -34,7 +34,7 @@ def all_games() -> dict[str, ModuleType]:
     return dict(_GAMES)
 
 
-BUILTIN = ("speculation",)
+BUILTIN = ("speculation", "spekulation", "speculate", "big_shot")
 
 
 def _register_builtin() -> None:

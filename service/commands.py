@@ -9,6 +9,7 @@ serves HTTP clients, bots, turn timeouts and the CLI.
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
 import secrets
 import threading
@@ -32,6 +33,8 @@ from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, evolve, fo
 from projections.verify import verify_log
 
 from .errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
+
+log = logging.getLogger(__name__)
 
 CREATED_SCHEMA = 2
 MAX_HEAD_RETRIES = 20
@@ -143,6 +146,7 @@ class GameService:
 
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
                 idem_key="", digest="", meta=None) -> tuple[Receipt, Session]:
+        """Append a batch built on `session`; returns the receipt and the session after it."""
         seed = self._seed(session.game_id)
         receipt = self.store.append(session.game_id, events, base_version=session.version,
                                     base_head=session.head, expected_version=expected_version,
@@ -242,15 +246,16 @@ class GameService:
 
     # --- acting ---------------------------------------------------------------------------
     def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,
-            idempotency_key: str, by: str = "player") -> tuple[Receipt, Session]:
+            idempotency_key: str, by: str = "player") -> tuple[Receipt, Session, list[dict]]:
         """Decide and append one action. A retry with the same key and body returns the
-        original receipt; the same key with another body is a conflict."""
+        original receipt; the same key with another body is a conflict.
+        Returns the receipt, the session after it, and the batch's events as the seat sees them."""
         idem = f"{seat}:{idempotency_key}"
         digest = body_digest({"action": action, "expected_version": expected_version})
         for _ in range(MAX_HEAD_RETRIES):
             seen = self.store.get_idempotent(game_id, idem)
             if seen is not None:
-                return self._replayed(game_id, seen, digest)
+                return self._replayed(game_id, seen, digest, seat)
             session = self.load(game_id)
             if expected_version is not None and expected_version != session.version:
                 raise Conflict(f"expected_version: the game is at version {session.version}, not "
@@ -278,16 +283,17 @@ class GameService:
                                {"field": "expected_version", "version": err.current_version},
                                code="version_conflict")
             if receipt.duplicate:
-                return receipt, self.load(game_id)
+                return self._replayed(game_id, (digest, receipt), digest, seat)
             self._follow_up(after)
-            return receipt, after
+            return receipt, after, self.batch_events(session, receipt, seat)
         raise Conflict("the game is too busy; retry", {"version": session.version}, code="version_conflict")
 
-    def _replayed(self, game_id: str, seen, digest: str) -> tuple[Receipt, Session]:
+    def _replayed(self, game_id: str, seen, digest: str, seat: int):
         stored_digest, receipt = seen
         if stored_digest != digest:
             raise self._idem_conflict(self.store.head(game_id)[0])
-        return receipt, self.load(game_id)
+        shown, current = self.events(game_id, seat, receipt.first_version - 1, receipt.version)
+        return receipt, current, shown
 
     @staticmethod
     def _idem_conflict(version: int) -> Conflict:
@@ -295,6 +301,15 @@ class GameService:
                         {"field": "Idempotency-Key", "version": version}, code="idempotency_conflict")
 
     def _follow_up(self, session: Session) -> None:
+        """Enqueue what the game now waits on. The append is already acknowledged: a queue
+        failure must not fail the request (the reconciler re-enqueues what is missing)."""
+        try:
+            self._enqueue_follow_ups(session)
+        except Exception:
+            log.exception("enqueueing follow-up jobs for %s failed; the reconciler will retry",
+                          session.game_id)
+
+    def _enqueue_follow_ups(self, session: Session) -> None:
         if session.status == ENDED:
             self.jobs.score(session.game_id)
             return
@@ -309,7 +324,7 @@ class GameService:
 
     def pending_jobs(self, session: Session) -> None:
         """Re-enqueue what a game waits on (the reconciler's repair; jobs are idempotent)."""
-        self._follow_up(session)
+        self._enqueue_follow_ups(session)
 
     # --- scoring --------------------------------------------------------------------------
     def score(self, game_id: str) -> Session:
@@ -347,6 +362,16 @@ class GameService:
         deadline = time.monotonic() + wait
         while self.store.head(game_id)[0] <= after_version and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def batch_events(self, before: Session, receipt: Receipt, viewer: Optional[int]) -> list[dict]:
+        """The events of a just-appended batch as `viewer` may see them (no re-read)."""
+        stored, prev = [], before.head
+        for body, hash_ in receipt.sealed:
+            stored.append(UPCASTERS.upcast(decode_body(body, prev, hash_)))
+            prev = hash_
+        after = fold(stored, before.game_id, before)
+        shown, _ = disclosure.events_for(stored, before, viewer, after.finished, before.game_id)
+        return shown
 
     def events(self, game_id: str, viewer: Optional[int], after: int = 0,
                until: Optional[int] = None) -> tuple[list[dict], Session]:

@@ -30,7 +30,7 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str) -
     choose = policy(session.game_type, level)
     action = choose(view, view["legal_actions"], seat, bot_rng(game_id, seat, version))
     try:
-        receipt, _ = service.act(game_id, seat, action, expected_version=version,
+        receipt, _, _ = service.act(game_id, seat, action, expected_version=version,
                                  idempotency_key=f"{by}:{version}", by=by)
     except ApiError as err:
         if err.status == 409:

@@ -1,0 +1,127 @@
+"""The Flask app factory: dependencies injected, one JSON error envelope for everything."""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from flask import Flask, jsonify, request
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
+
+from . import config as config_module
+from .errors import ApiError
+from .schemas import ErrorSchema
+
+log = logging.getLogger(__name__)
+
+API_TITLE = "Speculation game service"
+API_VERSION = "v1"
+
+
+def _flatten(messages, prefix: str = "") -> list[str]:
+    """marshmallow/webargs messages as 'field.path: message' lines."""
+    if isinstance(messages, dict):
+        out = []
+        for key, value in messages.items():
+            path = prefix if key in ("json", "query", "headers", "_schema") else (
+                f"{prefix}.{key}" if prefix else str(key))
+            out += _flatten(value, path)
+        return out
+    if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        return [f"{prefix}: {' '.join(messages)}" if prefix else " ".join(messages)]
+    if isinstance(messages, list):
+        return [line for m in messages for line in _flatten(m, prefix)]
+    return [f"{prefix}: {messages}" if prefix else str(messages)]
+
+
+def error_response(status: int, code: str, message: str, details: Optional[dict] = None, headers=None):
+    response = jsonify({"error": {"code": code, "message": message, "details": details or {}}})
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+_HTTP_CODES = {400: "malformed_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
+               422: "invalid", 429: "rate_limited"}
+
+
+class ServiceApi(Api):
+    ERROR_SCHEMA = ErrorSchema
+
+    def handle_http_exception(self, error: HTTPException):
+        data = getattr(error, "data", None) or {}
+        messages = data.get("messages") or data.get("errors")
+        status = error.code or 500
+        if messages and isinstance(messages.get("json"), dict) and \
+                messages["json"].get("_schema") == ["Invalid input type."]:
+            return error_response(400, "malformed_json", "body: must be a JSON object")
+        if status == 400 and messages and "json" in messages:
+            return error_response(400, "malformed_json", "body: " + " ".join(_flatten(messages["json"])))
+        if messages:
+            lines = _flatten(messages)
+            code = "invalid" if status == 422 else _HTTP_CODES.get(status, "error")
+            return error_response(status, code, "; ".join(lines), {"errors": messages})
+        if status >= 500:
+            log.exception("unhandled error", exc_info=error)
+            return error_response(status, "internal_error", "the service failed; nothing was changed")
+        message = data.get("message") or error.description or error.name
+        if status == 404 and not data:
+            message = f"no such resource: {request.path}"
+        if status == 413:
+            message = f"body: larger than the limit of {self._app.config['MAX_CONTENT_LENGTH']} bytes"
+        return error_response(status, _HTTP_CODES.get(status, "error"), message, headers=data.get("headers"))
+
+
+def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
+    """Build the app. `config` overrides the environment; `backend` (the Redis clients) and
+    `jobs` (the follow-up queue) may be injected, as tests do."""
+    settings = config_module.from_env()
+    settings.update(config or {})
+    app = Flask(__name__)
+    app.config.update(settings)
+    app.config.update(API_TITLE=API_TITLE, API_VERSION=API_VERSION, OPENAPI_VERSION="3.0.3",
+                      OPENAPI_URL_PREFIX="/", OPENAPI_JSON_PATH="openapi.json",
+                      OPENAPI_REDOC_PATH="/docs", OPENAPI_REDOC_URL="https://cdn.jsdelivr.net/npm/redoc@2/bundles/redoc.standalone.js",
+                      OPENAPI_SWAGGER_UI_PATH="/swagger",
+                      OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+                      JSON_SORT_KEYS=False)
+    backend = backend or config_module.build_backend(settings)
+    service = config_module.build_service(settings, backend, jobs)
+    app.extensions["backend"] = backend
+    app.extensions["games"] = service
+
+    api = ServiceApi(app, spec_kwargs={"info": {"description": _DESCRIPTION}})
+    api._app = app
+    api.spec.components.security_scheme("seatToken", {"type": "http", "scheme": "bearer",
+                                                       "description": "a seat token from POST /v1/games/{id}/seats/{seat}"})
+    from .routes import register_blueprints
+
+    register_blueprints(api)
+
+    @app.errorhandler(ApiError)
+    def _api_error(err: ApiError):
+        headers = {"Retry-After": str(err.retry_after)} if getattr(err, "retry_after", None) else None
+        return error_response(err.status, err.code, err.message, err.details, headers)
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception):
+        if isinstance(err, HTTPException):
+            return api.handle_http_exception(err)
+        log.exception("unhandled error")
+        return error_response(500, "internal_error", "the service failed; nothing was changed")
+
+    from .ratelimit import install_rate_limit
+
+    install_rate_limit(app, backend.store_client)
+    return app
+
+
+_DESCRIPTION = """An event-sourced game service for the Speculation family of trading games.
+
+Every accepted action is an event in the game's append-only, hash-chained log. Create a
+game, claim a seat (you get the seat's bearer token once), then read your view and post
+actions chosen among its `legal_actions`. Errors are always
+`{"error": {"code", "message", "details"}}`."""

@@ -1,0 +1,169 @@
+"""The command line: `speculation serve | worker | games | replay | verify | export | demo`.
+
+`serve` runs the API (embedded store and worker with no REDIS_URL); `worker` runs an RQ
+worker for REDIS_URL. The other commands are clients of a running API (--api, default
+http://127.0.0.1:5000), except `verify FILE`, which checks an exported log offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+DEFAULT_API = os.environ.get("SPECULATION_API", "http://127.0.0.1:5000")
+
+
+def _get(api: str, path: str, accept: str = "application/json"):
+    request = urllib.request.Request(api.rstrip("/") + path, headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read().decode()
+    except urllib.error.HTTPError as err:
+        body = err.read().decode()
+        try:
+            error = json.loads(body)["error"]
+            raise SystemExit(f"error {err.code} {error['code']}: {error['message']}")
+        except (ValueError, KeyError):
+            raise SystemExit(f"error {err.code}: {body[:200]}")
+    except urllib.error.URLError as err:
+        raise SystemExit(f"cannot reach the API at {api}: {err.reason} (is `make serve` running?)")
+    return json.loads(body) if accept == "application/json" else body
+
+
+def _print(obj) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=True))
+
+
+def cmd_serve(args) -> None:
+    from service.app import create_app
+
+    app = create_app()
+    backend = app.extensions["backend"]
+    embedded_worker = app.config.get("EMBEDDED_WORKER")
+    if embedded_worker or (embedded_worker is None and backend.embedded):
+        from workers.embedded import EmbeddedWorker
+
+        EmbeddedWorker(app.extensions["games"], backend.rq_client).start()
+    where = "the embedded store (fakeredis, in process)" if backend.embedded else app.config["REDIS_URL"]
+    print(f"Speculation service on http://{args.host}:{args.port} with {where}; "
+          f"API docs at /docs, OpenAPI at /openapi.json", flush=True)
+    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
+
+
+def cmd_worker(args) -> None:
+    from rq import Queue, Worker
+
+    from service.config import build_service_from_env
+    from workers import jobs, tasks
+    from workers.queue import QUEUE_NAME, RQJobs
+
+    service = build_service_from_env()
+    tasks.bind(service)
+    connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
+
+    def reconcile_forever():
+        while True:
+            try:
+                jobs.reconcile(service)
+            except Exception as err:  # keep reconciling whatever one pass hit
+                print(f"reconcile: {err}", file=sys.stderr)
+            time.sleep(args.reconcile_every)
+
+    threading.Thread(target=reconcile_forever, daemon=True).start()
+    worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection)
+    worker.work(with_scheduler=True)
+
+
+def cmd_games(args) -> None:
+    query = "&".join(f"{k}={v}" for k, v in (("type", args.type), ("status", args.status)) if v)
+    listing = _get(args.api, f"/v1/games?{query}&per_page=100")
+    for game in listing["games"]:
+        print(f"{game['game_id']}  {game['type']:<12} {game['status']:<7} v{game['version']:<5} "
+              f"seats={len(game['seats'])}")
+    print(f"{listing['total']} game(s)")
+
+
+def cmd_replay(args) -> None:
+    _print(_get(args.api, f"/v1/games/{args.game}/replay?at={args.at}"))
+
+
+def cmd_export(args) -> None:
+    sys.stdout.write(_get(args.api, f"/v1/games/{args.game}/export", accept="application/x-ndjson"))
+
+
+def verify_file(path: str) -> dict:
+    from projections.verify import verify_log
+
+    with open(path) as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    if not records or not records[0].get("complete"):
+        raise SystemExit(f"{path}: not a complete export (export an ended game)")
+    header, rows = records[0], records[1:]
+    report = verify_log([(r["body"], r["hash"]) for r in rows], header.get("seed"), header.get("game_id", ""))
+    return report.as_dict()
+
+
+def cmd_verify(args) -> None:
+    if os.path.exists(args.game_or_file):
+        report = verify_file(args.game_or_file)
+    else:
+        report = _get(args.api, f"/v1/games/{args.game_or_file}/verify")
+    _print(report)
+    if not report["ok"]:
+        raise SystemExit(1)
+
+
+def cmd_demo(args) -> None:
+    from workers.demo import run_demo
+
+    run_demo(args.type, args.players, args.level)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="speculation", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the API (embedded store without REDIS_URL)")
+    serve.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "5000")))
+    serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run an RQ worker for REDIS_URL / RQ_REDIS_URL")
+    worker.add_argument("--reconcile-every", type=float, default=10.0)
+    worker.set_defaults(func=cmd_worker)
+
+    for name, func, help_text in (("games", cmd_games, "list games"),
+                                  ("replay", cmd_replay, "a game's view as of a version"),
+                                  ("export", cmd_export, "a game's log as NDJSON"),
+                                  ("verify", cmd_verify, "verify a game (by id, or an export file offline)")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--api", default=DEFAULT_API)
+        if name == "games":
+            p.add_argument("--type")
+            p.add_argument("--status")
+        elif name == "verify":
+            p.add_argument("game_or_file")
+        else:
+            p.add_argument("game")
+        if name == "replay":
+            p.add_argument("--at", type=int, required=True)
+        p.set_defaults(func=func)
+
+    demo = sub.add_parser("demo", help="bots play a whole game through the API, in process")
+    demo.add_argument("--type", default="speculation")
+    demo.add_argument("--players", type=int, default=4)
+    demo.add_argument("--level", default="heuristic")
+    demo.set_defaults(func=cmd_demo)
+
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Creating games, the lobby, a game's public summary and claiming seats."""
+
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from projections import disclosure
+
+from ..errors import NotFound
+from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
+                       GameSummarySchema, LobbyQuerySchema, LobbySchema)
+from . import games
+
+blp = Blueprint("games", __name__, description="Create, find and join games")
+
+
+@blp.route("/games")
+class Games(MethodView):
+    @blp.arguments(LobbyQuerySchema, location="query")
+    @blp.response(200, LobbySchema)
+    def get(self, query):
+        """The lobby: newest first, filtered by type and status."""
+        service = games()
+        offset = (query["page"] - 1) * query["per_page"]
+        ids, total = service.index.list(query.get("type"), query.get("status"), offset, query["per_page"])
+        summaries = []
+        for game_id in ids:
+            try:
+                summaries.append(disclosure.summary(service.load(game_id)))
+            except NotFound:
+                continue
+        return {"games": summaries, "total": total, "page": query["page"], "per_page": query["per_page"]}
+
+    @blp.arguments(CreateGameSchema)
+    @blp.response(201, GameSummarySchema)
+    @blp.alt_response(422, schema=ErrorSchema, description="unknown type, bad options or seat count")
+    def post(self, body):
+        """Create a game: its type, options and seats (open, or a bot with a level).
+
+        The response publishes the commitment to the game's secret seed; the seed itself is
+        revealed when the game is scored."""
+        seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
+        session = games().create(body["type"], body["options"], seats, seed=body.get("seed"),
+                                 turn_timeout=body.get("turn_timeout"))
+        return disclosure.summary(session)
+
+
+@blp.route("/games/<game_id>")
+class Game(MethodView):
+    @blp.response(200, GameDetailSchema)
+    @blp.alt_response(404, schema=ErrorSchema, description="no such game")
+    def get(self, game_id):
+        """A game's public summary and the spectator view."""
+        session = games().load(game_id)
+        return {**disclosure.summary(session), "view": disclosure.view_for(session, None)}
+
+
+@blp.route("/games/<game_id>/seats/<int:seat>")
+class Seat(MethodView):
+    @blp.arguments(ClaimSchema)
+    @blp.response(201, ClaimedSchema)
+    @blp.alt_response(404, schema=ErrorSchema, description="no such game or seat")
+    @blp.alt_response(409, schema=ErrorSchema, description="the seat is not open")
+    def post(self, body, game_id, seat):
+        """Claim an open seat. The token is shown once and stored only as a hash.
+        The game starts when every seat is filled."""
+        session, token = games().claim(game_id, seat, body["name"])
+        return {"game_id": game_id, "seat": seat, "token": token, "status": session.status,
+                "version": session.version}

@@ -1,0 +1,65 @@
+"""A seat's view (with long-poll) and posting actions."""
+
+from __future__ import annotations
+
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ..errors import Unauthorized
+from ..schemas import (ActionRequestSchema, ActionResponseSchema, ErrorSchema, IdempotencyHeaderSchema,
+                       ViewQuerySchema, ViewSchema)
+from . import bearer, games
+
+blp = Blueprint("play", __name__, description="A seat's view and its actions")
+SECURED = [{"seatToken": []}]
+
+
+def seat_of(game_id: str) -> int:
+    token = bearer()
+    if token is None:
+        raise Unauthorized("Authorization: a Bearer seat token is required")
+    return games().authenticate(game_id, token)
+
+
+@blp.route("/games/<game_id>/view")
+class View(MethodView):
+    @blp.doc(security=SECURED)
+    @blp.arguments(ViewQuerySchema, location="query")
+    @blp.response(200, ViewSchema)
+    @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
+    @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
+    def get(self, query, game_id):
+        """The seat's view: version, status, to_act, the state it may see, its legal actions.
+
+        Long-poll with `wait` and `after_version`: answers as soon as the game's version
+        passes `after_version`, or after `wait` seconds."""
+        seat = seat_of(game_id)
+        service = games()
+        if query.get("wait") and query.get("after_version") is not None:
+            service.wait_for(game_id, query["after_version"], query["wait"])
+        return service.view(game_id, seat)
+
+
+@blp.route("/games/<game_id>/actions")
+class Actions(MethodView):
+    @blp.doc(security=SECURED)
+    @blp.arguments(IdempotencyHeaderSchema, location="headers")
+    @blp.arguments(ActionRequestSchema)
+    @blp.response(200, ActionResponseSchema, headers={
+        "Idempotent-Replayed": {"description": "true when this is the stored answer to a retry",
+                                "schema": {"type": "string"}}})
+    @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
+    @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
+    @blp.alt_response(409, schema=ErrorSchema, description="stale expected_version, or a reused Idempotency-Key")
+    @blp.alt_response(422, schema=ErrorSchema, description="an invalid or illegal action (out of turn included)")
+    def post(self, headers, body, game_id):
+        """Play an action as the token's seat. Requires an Idempotency-Key header: a retry
+        with the same key and body returns the original receipt and appends nothing."""
+        seat = seat_of(game_id)
+        receipt, session, shown = games().act(game_id, seat, body["action"],
+                                              expected_version=body.get("expected_version"),
+                                              idempotency_key=headers["idempotency_key"])
+        payload = {"receipt": receipt.as_dict(), "events": shown, "to_act": session.to_act(),
+                   "status": session.status}
+        return payload, 200, {"Idempotent-Replayed": "true" if receipt.duplicate else "false"}

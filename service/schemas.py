@@ -1,0 +1,273 @@
+"""Request and response schemas (marshmallow 4): validation and the OpenAPI document."""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+from projections.registry import all_games
+from workers.bots import LEVELS
+
+JSON_SCALARS = "string, number, boolean, null, array or object"
+
+
+class StrictSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+# --- errors ---------------------------------------------------------------------------------
+class ErrorBodySchema(Schema):
+    code = fields.String(required=True, metadata={"description": "stable machine-readable code"})
+    message = fields.String(required=True, metadata={"description": "what is wrong, naming the field"})
+    details = fields.Dict(required=True)
+
+
+class ErrorSchema(Schema):
+    error = fields.Nested(ErrorBodySchema, required=True)
+
+
+# --- games ----------------------------------------------------------------------------------
+class SeatRequestSchema(StrictSchema):
+    bot = fields.String(validate=validate.OneOf(LEVELS),
+                        metadata={"description": "a bot level; omit for a seat a player claims"})
+    open = fields.Boolean(metadata={"description": "true (or an empty object): a seat a player claims"})
+
+    @validates_schema
+    def _one_kind(self, data, **kwargs):
+        if data.get("bot") and data.get("open"):
+            raise ValidationError("a seat is either open or a bot", "bot")
+
+
+class CreateGameSchema(StrictSchema):
+    type = fields.String(required=True, metadata={"description": "a game type from /v1/game-types"})
+    options = fields.Dict(keys=fields.String(), load_default=dict,
+                          metadata={"description": "the game's options (see /v1/game-types)"})
+    seats = fields.List(fields.Nested(SeatRequestSchema), required=True,
+                        validate=validate.Length(min=1, max=16), metadata={"description": "in table order"})
+    turn_timeout = fields.Float(allow_none=True, load_default=None, validate=validate.Range(1, 86400),
+                                metadata={"description": "seconds a seat may take before the random bot plays for it"})
+    seed = fields.String(validate=validate.Regexp(r"^[0-9a-f]{64}$"),
+                         metadata={"description": "test configuration only: the game's secret seed (64 hex)"})
+
+
+class SeatSchema(Schema):
+    kind = fields.String(required=True, validate=validate.OneOf(["open", "player", "bot"]))
+    name = fields.String()
+    level = fields.String()
+
+
+class ResultSchema(Schema):
+    winners = fields.List(fields.Integer(), required=True)
+    ranks = fields.List(fields.Integer(), required=True)
+    scores = fields.List(fields.Integer(), required=True)
+
+
+class GameSummarySchema(Schema):
+    game_id = fields.String(required=True)
+    type = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["open", "active", "ended", "scored"]))
+    version = fields.Integer(required=True)
+    head = fields.String(required=True)
+    rules_version = fields.Integer(required=True)
+    options = fields.Dict(required=True)
+    platform_options = fields.Dict(required=True)
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+    commitment = fields.String(required=True, metadata={"description": "SHA-256 of the secret seed"})
+    created_at = fields.Integer(required=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    result = fields.Nested(ResultSchema)
+    seed = fields.String(metadata={"description": "revealed once the game is scored"})
+
+
+class ViewSchema(Schema):
+    game_id = fields.String(required=True)
+    type = fields.String(required=True)
+    version = fields.Integer(required=True)
+    head = fields.String(required=True)
+    status = fields.String(required=True)
+    seat = fields.Integer(allow_none=True, required=True, metadata={"description": "null for a spectator"})
+    to_act = fields.List(fields.Integer(), required=True)
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+    state = fields.Dict(allow_none=True, required=True, metadata={"description": "the game's state as this seat may see it"})
+    legal_actions = fields.List(fields.Dict(), required=True, metadata={
+        "description": "complete actions, or templates whose integer fields are {\"min\": a, \"max\": b}"})
+    result = fields.Nested(ResultSchema)
+
+
+class GameDetailSchema(GameSummarySchema):
+    view = fields.Nested(ViewSchema, required=True, metadata={"description": "the spectator view"})
+
+
+class LobbyQuerySchema(StrictSchema):
+    type = fields.String()
+    status = fields.String(validate=validate.OneOf(["open", "active", "ended", "scored"]))
+    page = fields.Integer(load_default=1, validate=validate.Range(1, 100000))
+    per_page = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+
+
+class LobbySchema(Schema):
+    games = fields.List(fields.Nested(GameSummarySchema), required=True)
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    per_page = fields.Integer(required=True)
+
+
+class GameTypeSchema(Schema):
+    name = fields.String(required=True)
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    rules_version = fields.Integer(required=True)
+    hidden_information = fields.Boolean(required=True)
+    options = fields.Dict(required=True, metadata={"description": "each option: type, default, allowed values"})
+    actions = fields.List(fields.String(), required=True)
+    bot_levels = fields.List(fields.String(), required=True)
+    docs = fields.String(required=True)
+
+
+class GameTypesSchema(Schema):
+    game_types = fields.List(fields.Nested(GameTypeSchema), required=True)
+
+
+# --- seats ----------------------------------------------------------------------------------
+class ClaimSchema(StrictSchema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+
+
+class ClaimedSchema(Schema):
+    game_id = fields.String(required=True)
+    seat = fields.Integer(required=True)
+    token = fields.String(required=True, metadata={"description": "the seat's bearer token, shown once"})
+    status = fields.String(required=True)
+    version = fields.Integer(required=True)
+
+
+# --- actions --------------------------------------------------------------------------------
+def action_components() -> dict[str, type]:
+    """Every game's action schemas, by OpenAPI component name (e.g. SpeculationBidAction)."""
+    out = {}
+    for name, game in sorted(all_games().items()):
+        for action_type, schema in sorted(game.ACTION_SCHEMAS.items()):
+            words = f"{name}-{action_type}".replace("_", "-").split("-")
+            out["".join(w.capitalize() for w in words) + "Action"] = schema
+    return out
+
+
+class ActionRequestSchema(StrictSchema):
+    # The game checks the action itself (type, fields, legality now) and names the bad field.
+    action = fields.Dict(required=True, keys=fields.String(), metadata={
+        "description": "one of the game's actions; pick among the seat's legal_actions",
+        "oneOf": [{"$ref": f"#/components/schemas/{c}"} for c in action_components()]})
+    expected_version = fields.Integer(strict=True, validate=validate.Range(min=0), metadata={
+        "description": "when given, the action is refused (409) unless the game is at this version"})
+
+
+class IdempotencyHeaderSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    idempotency_key = fields.String(required=True, data_key="Idempotency-Key",
+                                    validate=validate.Length(min=1, max=200))
+
+
+class ReceiptSchema(Schema):
+    version = fields.Integer(required=True)
+    head = fields.String(required=True)
+    first_version = fields.Integer(required=True)
+
+
+class EventSchema(Schema):
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    data = fields.Dict(required=True)
+    at = fields.Integer(required=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+    cmd = fields.Dict()
+
+
+class ActionResponseSchema(Schema):
+    receipt = fields.Nested(ReceiptSchema, required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    status = fields.String(required=True)
+
+
+# --- reading --------------------------------------------------------------------------------
+class ViewQuerySchema(StrictSchema):
+    wait = fields.Float(load_default=0, validate=validate.Range(0, 60),
+                        metadata={"description": "long-poll: seconds to wait for a version after after_version"})
+    after_version = fields.Integer(validate=validate.Range(min=0))
+
+
+class EventsQuerySchema(StrictSchema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    ticket = fields.String(metadata={"description": "a stream ticket, for clients that cannot send headers"})
+    follow = fields.Float(load_default=None, allow_none=True, validate=validate.Range(0, 3600), metadata={
+        "description": "streams only: seconds to keep the stream open (default 300)"})
+
+
+class EventsSchema(Schema):
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    version = fields.Integer(required=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    status = fields.String(required=True)
+
+
+class TicketSchema(Schema):
+    ticket = fields.String(required=True)
+    expires_in = fields.Integer(required=True)
+
+
+class ReplayQuerySchema(StrictSchema):
+    at = fields.Integer(required=True, validate=validate.Range(min=1))
+
+
+class ReplaySchema(Schema):
+    version = fields.Integer(required=True)
+    view = fields.Nested(ViewSchema, metadata={"description": "while live: the caller's view (or the spectator's)"})
+    spectator = fields.Nested(ViewSchema, metadata={"description": "after the end: the spectator view"})
+    seats = fields.List(fields.Nested(ViewSchema), metadata={"description": "after the end: every seat's view"})
+
+
+class LedgerEntrySchema(Schema):
+    event = fields.Integer(required=True)
+    from_ = fields.String(required=True, data_key="from")
+    to = fields.String(required=True)
+    asset = fields.String(required=True)
+    quantity = fields.Integer(required=True)
+    price = fields.Integer(allow_none=True, required=True)
+    balance_from = fields.Integer(required=True)
+    balance_to = fields.Integer(required=True)
+
+
+class LedgerSchema(Schema):
+    entries = fields.List(fields.Nested(LedgerEntrySchema), required=True)
+    balances = fields.Dict(keys=fields.String(), values=fields.Dict(keys=fields.String(), values=fields.Integer()),
+                           required=True)
+
+
+class DivergenceSchema(Schema):
+    version = fields.Integer(required=True)
+    check = fields.String(required=True)
+    message = fields.String(required=True)
+
+
+class VerifySchema(Schema):
+    ok = fields.Boolean(required=True)
+    events_checked = fields.Integer(required=True)
+    seed_checked = fields.Boolean(required=True)
+    first_divergence = fields.Nested(DivergenceSchema, allow_none=True, required=True)
+
+
+class LeaderboardRowSchema(Schema):
+    kind = fields.String(required=True, metadata={"description": "player or bot"})
+    name = fields.String(required=True, metadata={"description": "player name or bot level"})
+    games = fields.Integer(required=True)
+    wins = fields.Float(required=True, metadata={"description": "ties count as shared wins"})
+    win_rate = fields.Float(required=True)
+    average_rank = fields.Float(required=True)
+
+
+class LeaderboardSchema(Schema):
+    type = fields.String(required=True)
+    rows = fields.List(fields.Nested(LeaderboardRowSchema), required=True)

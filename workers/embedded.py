@@ -1,0 +1,70 @@
+"""The in-process worker of the embedded mode: RQ's SimpleWorker on the same fakeredis
+server as the API (a forking worker cannot share an in-process fakeredis), in a thread.
+It also moves due scheduled jobs (turn timeouts) to the queue and runs the reconciler."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from rq import SimpleWorker
+from rq.scheduler import RQScheduler
+from rq.timeouts import TimerDeathPenalty
+
+from . import jobs, tasks
+from .queue import QUEUE_NAME
+
+log = logging.getLogger(__name__)
+
+
+class ThreadWorker(SimpleWorker):
+    """A SimpleWorker that can live in a non-main thread (no signals, timer timeouts)."""
+
+    death_penalty_class = TimerDeathPenalty
+
+    def _install_signal_handlers(self):
+        pass
+
+
+class EmbeddedWorker:
+    def __init__(self, service, connection, reconcile_every: float = 30.0, idle_sleep: float = 0.02):
+        self.service = service
+        self.connection = connection
+        self.reconcile_every = reconcile_every
+        self.idle_sleep = idle_sleep
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self) -> "EmbeddedWorker":
+        tasks.bind(self.service)
+        self._thread = threading.Thread(target=self._run, name="embedded-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        from rq import Queue
+
+        queue = Queue(QUEUE_NAME, connection=self.connection)
+        worker = ThreadWorker([queue], connection=self.connection)
+        scheduler = RQScheduler([queue], connection=self.connection)
+        next_reconcile = 0.0
+        while not self._stop.is_set():
+            try:
+                scheduler.acquire_locks()
+                scheduler.enqueue_scheduled_jobs()
+                if time.monotonic() >= next_reconcile:
+                    jobs.reconcile(self.service)
+                    next_reconcile = time.monotonic() + self.reconcile_every
+                if queue.count:
+                    worker.work(burst=True, logging_level="WARNING")
+                else:
+                    time.sleep(self.idle_sleep)
+            except Exception:  # the loop must outlive any one job's failure
+                log.exception("embedded worker loop")
+                time.sleep(0.5)
