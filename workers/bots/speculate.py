@@ -71,7 +71,8 @@ def _play_event(view: dict, legal: list[dict], seat: int) -> dict:
         if move is None:
             money += min(bank, view["shares"][seat][share] * (prices[share] // view["rules"]["dividend_divisor"]))
         else:
-            prices[share] = min(30, max(0, prices[share] + move))
+            rules = view["rules"]
+            prices[share] = min(rules["price_max"], max(rules["price_min"], prices[share] + move))
         value = _evaluate(view, seat, prices, money, second)
         if best_value is None or value > best_value:
             best, best_value = action, value
