@@ -1032,15 +1032,13 @@ def redact(state: State, event: dict, seat: Optional[int]) -> Optional[dict]:
         return out
     if kind == "deck_reshuffled":
         return {"type": kind, "count": len(event["order"])}
-    if seat == event.get("seat"):
+    if kind not in ("cards_dealt", "card_drawn", "objective_dealt") or seat == event["seat"]:
         return event
     if kind == "cards_dealt":
         return {"type": kind, "seat": event["seat"], "count": len(event["cards"])}
     if kind == "card_drawn":
         return {"type": kind, "seat": event["seat"]}
-    if kind == "objective_dealt":
-        return {"type": kind, "seat": event["seat"], "level": event["level"]}
-    return event
+    return {"type": kind, "seat": event["seat"], "level": event["level"]}      # objective_dealt
 
 # ---------------------------------------------------------------------------------------------
 # Ledger

@@ -819,3 +819,11 @@ def test_heuristic_beats_random_and_meets_objectives():
         met_any += met > 0
     assert wins / games > 0.6, wins / games          # fair share: 0.25
     assert met_any / games > 0.8, met_any / games
+
+
+def test_heuristic_reads_the_service_envelope_too():
+    state = rigged_turn(4)
+    view = g.view(state, 0)
+    legal = g.legal_actions(state, 0)
+    envelope = {"seat": 0, "state": view, "legal_actions": legal}
+    assert heuristic(envelope, legal, 0, random.Random(1)) == heuristic(view, legal, 0, random.Random(1))

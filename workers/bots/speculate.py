@@ -163,6 +163,8 @@ def _give(view: dict, legal: list[dict], seat: int) -> dict:
 def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
     if not legal_actions:
         raise ValueError("no legal action")
+    if "prices" not in view and isinstance(view.get("state"), dict):
+        view = view["state"]            # the service's envelope (disclosure.view_for) around the game's view
     kind = legal_actions[0]["type"]
     if kind == "play_event":
         return _play_event(view, legal_actions, seat)
