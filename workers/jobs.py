@@ -28,7 +28,7 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str) -
         return "stale"
     view = disclosure.view_for(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level)
-    action = choose(view, view["legal_actions"], seat, bot_rng(game_id, seat, version))
+    action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version))
     try:
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version,
                                  idempotency_key=f"{by}:{version}", by=by)
