@@ -1,0 +1,103 @@
+"""The Speculation `heuristic` bot: legal actions only, decisions from the view, and it beats
+random players clearly."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from events.randomness import Draws
+from projections import speculation as g
+from tests.gamekit import seed_for, start_game
+from workers.bots import speculation as bot
+from workers.bots.random_bot import choose, is_range
+
+
+def _is_legal(action, legal):
+    for template in legal:
+        if set(template) != set(action):
+            continue
+        ok = True
+        for key, value in template.items():
+            if is_range(value):
+                amount = action[key]
+                ok = ok and isinstance(amount, int) and not isinstance(amount, bool) \
+                    and value["min"] <= amount <= value["max"]
+            else:
+                ok = ok and action[key] == value
+        if ok:
+            return True
+    return False
+
+
+def play(seed_n, seats, options, heuristic_seats, check=False):
+    seed = seed_for(seed_n)
+    state, _ = start_game(g, options, seats, seed)
+    rng = random.Random(seed_n)
+    version = 0
+    while not g.is_over(state):
+        seat = g.to_act(state)[0]
+        legal = g.legal_actions(state, seat)
+        view = json.loads(json.dumps(g.view(state, seat)))  # what a remote bot receives
+        if seat in heuristic_seats:
+            action = bot.heuristic(view, legal, seat, rng)
+            if check:
+                assert _is_legal(action, legal), (action, legal)
+        else:
+            action = choose(view, legal, seat, rng)
+        version += 1
+        for event in g.decide(state, seat, action, Draws(seed, f"v{version}")):
+            state = g.evolve(state, event)
+    return g.result(state)
+
+
+def test_heuristic_returns_only_legal_actions():
+    variants = [{}, {"blind_exchanges": True}, {"dead_hand": True, "jack_five_bonus": True},
+                {"price_cap": 2, "hand_size": 5}, {"hand_size": 4, "blind_exchanges": True,
+                                                   "dead_hand": True}]
+    for i in range(30):
+        seats = 3 + i % 6
+        options = dict(variants[i % len(variants)], deals=2)
+        play(900 + i, seats, options, heuristic_seats=set(range(0, seats, 2)), check=True)
+
+
+def _view(best, revealed=(), piles=(3, 3, 3, 3), dead=None, pot=18):
+    return {"trump": best[1], "turn_up": best, "best_trump": best, "pot": pot,
+            "revealed": [{"card": c, "by": 1, "owner": 1} for c in revealed],
+            "piles": list(piles), "dead_hand": dead}
+
+
+def test_counts_unseen_higher_trumps():
+    # a queen with most of the deck to turn is at risk; with few cards left it is nearly safe
+    early = bot._survival(_view("QH", piles=(8, 8, 8, 8)), holder=0)
+    late = bot._survival(_view("QH", piles=(0, 1, 0, 0)), holder=0)
+    assert early < 0.6 < 0.95 < late
+    # once the king and ace are seen the queen is safe
+    assert bot._survival(_view("QH", revealed=["KH", "AH"], piles=(8, 8, 8, 8)), 0) == 1.0
+    # the ace is always safe
+    assert bot._survival(_view("AS", piles=(5, 5, 5)), 0) == 1.0
+
+
+def test_bids_at_most_half_the_pot_and_only_when_little_remains():
+    legal = [{"type": "bid", "amount": {"min": 1, "max": 40}}, {"type": "pass"}]
+    base = {"phase": "bidding", "chips": [40] * 4, "dealer": 0, "players": 4,
+            "options": {"ante": 4, "dealer_ante": 6}, "auction": {"kind": "trump"}}
+    # many cards left: no bid for a mediocre card
+    view = dict(base, **_view("9H", piles=(3, 3, 3, 3)))
+    assert bot.heuristic(view, legal, 2, random.Random(1)) == {"type": "pass"}
+    # the last card to turn, the ace already seen: a bid, but not above half the pot
+    view = dict(base, **_view("KH", revealed=["AH"], piles=(0, 0, 0, 1), pot=18))
+    assert bot.heuristic(view, legal, 2, random.Random(1)) == {"type": "bid", "amount": 1}
+    legal_high = [{"type": "bid", "amount": {"min": 10, "max": 40}}, {"type": "pass"}]
+    assert bot.heuristic(view, legal_high, 2, random.Random(1)) == {"type": "pass"}
+
+
+def test_heuristic_beats_random_players():
+    games, wins = 200, 0
+    for i in range(games):
+        seat = i % 4
+        result = play(i, 4, {}, heuristic_seats={seat})
+        wins += seat in result["winners"]
+    rate = wins / games
+    print(f"\nspeculation heuristic win rate vs 3 random bots: {rate:.2f} (fair share 0.25)")
+    assert rate > 0.45
