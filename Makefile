@@ -25,5 +25,16 @@ worker: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/speculation demo
 
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+# Every benchmark against its baseline, measured in the same run: prints the table and writes
+# ops/bench/results/latest.md and latest.json (BENCH_ARGS="--quick", "--only 1,4", "--profile").
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m ops.bench $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

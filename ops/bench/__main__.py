@@ -1,0 +1,122 @@
+"""`python -m ops.bench`: run every benchmark, print the table, write results/latest.md and .json.
+
+    python -m ops.bench                 # all of them, full length (a few minutes)
+    python -m ops.bench --quick         # shorter rounds
+    python -m ops.bench --only 1,4      # some of them
+    python -m ops.bench --profile       # also pyinstrument profiles of the hot paths (results/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from .common import Env, Row, Scale
+
+BENCHES = {"1": "append", "2": "http", "3": "length", "4": "rebuild", "5": "memory", "6": "bots",
+           "7": "playouts"}
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        if abs(value) >= 1:
+            return f"{value:.2f}"
+        return f"{value:.3g}"
+    return str(value)
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| benchmark | case | figure | baseline | ratio | goal | met |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        met = "" if r.met is None else ("yes" if r.met else "**no**")
+        baseline = f"{_fmt(r.baseline)} {r.baseline_label}" if r.baseline is not None else ""
+        lines.append(f"| {r.bench} | {r.case} | {_fmt(r.figure)} {r.unit} | {baseline} | "
+                     f"{_fmt(r.ratio)} | {r.goal} | {met} |")
+    return "\n".join(lines)
+
+
+def details(rows: list[Row]) -> str:
+    out = []
+    for r in rows:
+        if r.extra:
+            shown = ", ".join(f"{k}={_fmt(v) if isinstance(v, float) else v}" for k, v in r.extra.items())
+            out.append(f"- {r.bench} / {r.case}: {shown}")
+    return "\n".join(out)
+
+
+def run(selected: list[str], scale: Scale, out: Path | None = RESULTS, profile: bool = False,
+        echo=print) -> list[Row]:
+    env = Env(scale)
+    rows: list[Row] = []
+    failures = []
+    started = time.time()
+    try:
+        for key in selected:
+            module = importlib.import_module(f"ops.bench.{BENCHES[key]}")
+            t0 = time.perf_counter()
+            try:
+                got = module.run(env, scale)
+            except Exception:
+                failures.append((key, traceback.format_exc()))
+                echo(f"benchmark {key} ({BENCHES[key]}) failed:\n{failures[-1][1]}")
+                continue
+            rows += got
+            echo(f"  {key} {BENCHES[key]}: {time.perf_counter() - t0:.1f} s")
+        if profile:
+            from . import profiles
+
+            profiles.run_all(env, scale, RESULTS, echo)
+    finally:
+        env.close()
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        meta = {"when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)), "scale": scale.name,
+                "python": platform.python_version(), "machine": platform.machine(),
+                "cpus": os.cpu_count(), "durable_redis": os.environ.get("BENCH_DURABLE") == "1",
+                "failures": [k for k, _ in failures]}
+        (out / "latest.json").write_text(json.dumps({"meta": meta, "rows": [r.as_dict() for r in rows]},
+                                                    indent=2, default=str))
+        (out / "latest.md").write_text(f"# Benchmarks ({meta['when']}, {scale.name} scale, "
+                                       f"{meta['cpus']} CPUs, Python {meta['python']})\n\n"
+                                       f"{table(rows)}\n\n## Details\n\n{details(rows)}\n")
+    if failures:
+        raise SystemExit(f"benchmarks failed: {', '.join(BENCHES[k] for k, _ in failures)}")
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m ops.bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter rounds")
+    parser.add_argument("--smoke", action="store_true", help="the tiny form the tests run")
+    parser.add_argument("--only", default=",".join(BENCHES), help="benchmarks by number, e.g. 1,4")
+    parser.add_argument("--profile", action="store_true", help="also write pyinstrument profiles")
+    args = parser.parse_args(argv)
+    scale = Scale.tiny() if args.smoke else Scale.quick() if args.quick else Scale.full()
+    selected = [k.strip() for k in args.only.split(",") if k.strip()]
+    unknown = [k for k in selected if k not in BENCHES]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; known: {BENCHES}")
+    rows = run(selected, scale, profile=args.profile, echo=lambda m: print(m, file=sys.stderr, flush=True))
+    print(table(rows))
+    print(f"\n{details(rows)}")
+    print(f"\nwritten: {RESULTS / 'latest.md'} and latest.json")
+    missed = [r for r in rows if r.met is False]
+    if missed:
+        print(f"{len(missed)} goal(s) not met: see docs/performance.md for what stands in the way")
+
+
+if __name__ == "__main__":
+    main()

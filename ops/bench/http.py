@@ -1,0 +1,149 @@
+"""Goal 2: POST /v1/games/{id}/actions under gunicorn vs a bare Flask endpoint that does one
+XADD (ops/bench/bare_app.py), same gunicorn settings (ops/gunicorn.conf.py), same Redis, same
+load generator (ops/bench/loadgen.py): requests per second, p50 and p99 latency.
+
+The service's requests are real games: each is planned in process first (random legal actions
+on an in-memory store with the same seed, so the same actions are legal on the server), then
+created on the benchmark's Redis with every seat claimed. Each connection plays one game after
+another, an action at a time, as a client does. The baseline gets the same requests.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from events.store import RedisEventStore
+
+from .common import Env, Row, Scale, alternate, percentile
+from .games import hosted_games, open_game, plan, service_on
+from .loadgen import Request, Source, run_load
+
+GOAL = 0.4
+CONNECTIONS = 8
+PREFERRED = ("speculation", "spekulation", "big-shot", "speculate")
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "ops" / "gunicorn.conf.py"
+
+
+def game_type() -> str:
+    hosted = hosted_games()
+    return next(name for name in PREFERRED + tuple(hosted) if name in hosted)
+
+
+def _plan(args):
+    name, seed = args
+    return seed, plan(name, 4, seed)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    def __init__(self, app: str, env: dict):
+        self.port = _free_port()
+        full = dict(os.environ, **env, GUNICORN_BIND=f"127.0.0.1:{self.port}")
+        full.pop("GUNICORN_CMD_ARGS", None)
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(CONF), app],
+                                     cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn {app} exited: {self.proc.stderr.read().decode()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"gunicorn {app} did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def server_settings(scale: Scale) -> dict:
+    return {"GUNICORN_WORKERS": os.environ.get("BENCH_GUNICORN_WORKERS", "2"),
+            "GUNICORN_THREADS": os.environ.get("BENCH_GUNICORN_THREADS", "4"),
+            "GUNICORN_WORKER_CLASS": "gthread"}
+
+
+def prepare_games(client, name: str, count: int) -> list[list[Request]]:
+    """`count` planned games on the server, each a list of action requests."""
+    seeds = [f"{n + 7_000:064x}" for n in range(count)]
+    with mp.get_context("fork").Pool(2) as pool:
+        plans = dict(pool.map(_plan, [(name, seed) for seed in seeds]))
+    setup = service_on(RedisEventStore(client))
+    games = []
+    for seed in seeds:
+        game_id, tokens = open_game(setup, name, 4, seed)
+        games.append([Request("POST", f"/v1/games/{game_id}/actions",
+                              {"Authorization": f"Bearer {tokens[seat]}", "Idempotency-Key": f"k{i}",
+                               "Content-Type": "application/json"},
+                              json.dumps({"action": action}).encode())
+                      for i, (seat, action) in enumerate(plans[seed])])
+    return games
+
+
+def run(env: Env, scale: Scale) -> list[Row]:
+    client = env.fresh_client()
+    url = env.redis().url
+    name = game_type()
+    settings = server_settings(scale)
+    seconds = scale.seconds
+    # enough games for every round at a generous rate; a shortfall is reported
+    budget = 40 if scale.smoke else int(1000 * seconds * (scale.rounds + 1))
+    games = prepare_games(client, name, CONNECTIONS + budget // 150)
+    service = Gunicorn("service.app:create_app()", {**settings, "REDIS_URL": url, "RQ_REDIS_URL": url,
+                                                  "ALLOW_SEED": "1", "RATE_LIMIT": ""})
+    bare = Gunicorn("ops.bench.bare_app:app", {**settings, "BENCH_REDIS_URL": url})
+    try:
+        fresh = Source(games)
+        cycle = Source(games, cycle=True)
+        results = {"service": [], "bare": []}
+
+        def service_round(record=True):
+            result = run_load("127.0.0.1", service.port, fresh, CONNECTIONS, seconds)
+            if record:
+                results["service"].append(result)
+            return result.rps
+
+        def bare_round(record=True):
+            result = run_load("127.0.0.1", bare.port, cycle, CONNECTIONS, seconds)
+            if record:
+                results["bare"].append(result)
+            return result.rps
+
+        service_round(False), bare_round(False)   # warm-up: imports, connections, caches
+        service_rps, bare_rps = alternate(service_round, bare_round, scale.rounds)
+    finally:
+        service.stop()
+        bare.stop()
+        client.close()
+    lat = {side: [x for r in rs for x in r.latencies] for side, rs in results.items()}
+    errors = {side: sum(r.errors for r in rs) for side, rs in results.items()}
+    ratio = service_rps / bare_rps
+    extra = {"game": name, "connections": CONNECTIONS, **settings,
+             "service_p50_ms": round(percentile(lat["service"], 50) * 1000, 3),
+             "service_p99_ms": round(percentile(lat["service"], 99) * 1000, 3),
+             "bare_p50_ms": round(percentile(lat["bare"], 50) * 1000, 3),
+             "bare_p99_ms": round(percentile(lat["bare"], 99) * 1000, 3),
+             "errors": errors, "games_left": fresh.left()}
+    return [Row("2 http", f"POST action, {CONNECTIONS} connections", service_rps, "req/s", bare_rps,
+                "bare Flask + XADD req/s", ratio, f"ratio >= {GOAL}",
+                ratio >= GOAL and not errors["service"], extra)]
