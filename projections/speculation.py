@@ -623,8 +623,7 @@ def _validate(state: State, seat: Any, action: Any) -> str:
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.cfg.n:
         raise IllegalAction(f"no seat {seat!r} in this game", field="seat")
     if seat != state.actor or state.phase not in PHASE_ACTIONS:
-        raise IllegalAction(f"not your turn: seat {state.actor} is to act ({state.phase})",
-                            code="not_your_turn")
+        raise IllegalAction(f"not your turn: seat {state.actor} is to act ({state.phase})")
     if kind not in PHASE_ACTIONS[state.phase]:
         raise IllegalAction(f"{kind!r} is not possible now (phase {state.phase!r}); expected "
                             f"{' or '.join(PHASE_ACTIONS[state.phase])}", field="type")
