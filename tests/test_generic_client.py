@@ -1,0 +1,99 @@
+"""A client that knows only the API contract finishes games of every registered type, every
+player count and every option combination, by picking among `legal_actions` with all seats
+held by that client; each finished game balances its ledger and verifies.
+
+Options are read from /v1/game-types: booleans and enumerated choices are combined; a few
+numeric options get an extra value below. The default suite plays each combination once
+(player counts rotating); `-m slow` with FULL_MATRIX=1 plays every combination at every count.
+"""
+
+import itertools
+import os
+import random
+
+import pytest
+
+from service.app import create_app
+from service.config import Backend
+from service_kit import ListJobs
+
+EXTRA_VALUES = {"speculation": {"price_cap": [2]}}
+# The default suite shortens long sessions in the option sweep (the rules are the same; a
+# speculation session is just fewer deals); every player count still plays a full default game.
+SHORT_SESSION = {"speculation": {"deals": 3}}
+FULL = os.environ.get("FULL_MATRIX") == "1"
+
+
+def option_matrix(game_type: dict) -> list[dict]:
+    axes = {}
+    for name, spec in game_type["options"].items():
+        if spec["type"] == "boolean":
+            axes[name] = [False, True]
+        elif "choices" in spec:
+            axes[name] = list(spec["choices"])
+        if name in EXTRA_VALUES.get(game_type["name"], {}):
+            axes[name] = [spec["default"]] + EXTRA_VALUES[game_type["name"]][name]
+    names = sorted(axes)
+    return [dict(zip(names, values)) for values in itertools.product(*(axes[n] for n in names))]
+
+
+def cases():
+    app = create_app({"RATE_LIMIT": None})
+    out = []
+    for game_type in app.test_client().get("/v1/game-types").json["game_types"]:
+        if game_type["name"] == "secret-duel":
+            continue
+        counts = list(range(game_type["min_players"], game_type["max_players"] + 1))
+        for i, options in enumerate(option_matrix(game_type)):
+            if not FULL:
+                options = {**options, **SHORT_SESSION.get(game_type["name"], {})}
+            for players in (counts if FULL else [counts[i % len(counts)]]):
+                out.append(pytest.param(game_type["name"], players, options,
+                                        id=f"{game_type['name']}-{players}p-{i}"))
+        if not FULL:  # every player count at least once, default options
+            for players in counts:
+                out.append(pytest.param(game_type["name"], players, {}, id=f"{game_type['name']}-{players}p-default"))
+    return out
+
+
+def pick(template: dict, rng: random.Random) -> dict:
+    return {k: rng.randint(v["min"], v["max"]) if isinstance(v, dict) and set(v) == {"min", "max"} else v
+            for k, v in template.items()}
+
+
+@pytest.mark.parametrize("game_type, players, options", cases())
+def test_generic_client_finishes_the_game(game_type, players, options, fake_redis):
+    jobs = ListJobs()
+    app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
+    http = app.test_client()
+    created = http.post("/v1/games", json={"type": game_type, "options": options, "seats": [{}] * players})
+    assert created.status_code == 201, created.json
+    game_id = created.json["game_id"]
+    tokens = [http.post(f"/v1/games/{game_id}/seats/{s}", json={"name": f"client{s}"}).json["token"]
+              for s in range(players)]
+    headers = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    rng = random.Random(f"{game_type}{players}{sorted(options.items())}")
+    for n in range(30_000):
+        view = http.get(f"/v1/games/{game_id}/view", headers=headers[0]).json
+        if view["status"] != "active":
+            break
+        seat = rng.choice(view["to_act"])
+        seat_view = http.get(f"/v1/games/{game_id}/view", headers=headers[seat]).json
+        assert seat_view["legal_actions"], f"seat {seat} is to act with no legal action"
+        action = pick(rng.choice(seat_view["legal_actions"]), rng)
+        response = http.post(f"/v1/games/{game_id}/actions", json={"action": action, "expected_version": seat_view["version"]},
+                             headers={**headers[seat], "Idempotency-Key": f"a{n}"})
+        assert response.status_code == 200, (action, response.json)
+    else:
+        pytest.fail("the game did not end")
+    jobs.drain(app.extensions["games"])
+    summary = http.get(f"/v1/games/{game_id}").json
+    assert summary["status"] == "scored"
+    report = http.get(f"/v1/games/{game_id}/verify").json
+    assert report["ok"] and report["seed_checked"], report
+    ledger = http.get(f"/v1/games/{game_id}/ledger").json
+    totals = {}
+    for assets in ledger["balances"].values():
+        for asset, quantity in assets.items():
+            totals[asset] = totals.get(asset, 0) + quantity
+    assert not {a: q for a, q in totals.items() if q}, "an asset is not conserved"
