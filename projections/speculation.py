@@ -359,10 +359,6 @@ def _end_auction(state: State) -> State:
     return _after_sale(state)
 
 
-def _code(card: int) -> str:
-    return CODES[card]
-
-
 def _pile_account(state: State, pile: int) -> str:
     return DEAD_PILE if pile == state.cfg.n else f"pile:{pile}"
 
