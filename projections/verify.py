@@ -11,6 +11,7 @@ live game discloses nothing.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -45,6 +46,14 @@ class _Divergence(Exception):
     def __init__(self, version: int, check: str, message: str):
         super().__init__(message)
         self.version, self.check, self.message = version, check, message
+
+
+_SEED = re.compile(r"[0-9a-f]{64}")
+
+
+def _valid_seed(seed) -> bool:
+    """A seed as the service makes them: 64 lowercase hex digits, nothing else."""
+    return isinstance(seed, str) and _SEED.fullmatch(seed) is not None
 
 
 def _normalise(events: list[dict]) -> list[dict]:
@@ -122,18 +131,21 @@ def _check_platform(session: Optional[Session], event: StoredEvent, seed: Option
         if _normalise(session.game.result(session.state)) != event.data.get("result"):
             raise _Divergence(event.version, "result", "the recorded result differs from the rules' result")
         revealed = event.data.get("seed")
-        if not isinstance(revealed, str) or commitment(revealed) != session.commitment:
+        if not _valid_seed(revealed) or commitment(revealed) != session.commitment:
             raise _Divergence(event.version, "seed", "the revealed seed does not match the commitment")
 
 
 def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: str = "") -> Report:
     """Verify a whole log given as stored (body, hash) pairs; `seed` when known."""
     report = Report()
+    if seed is not None and not _valid_seed(seed):
+        return report.fail(1, "seed", "the seed given is not 64 hex digits")
     try:
         events = _decode_chain(raw, seed)
         if seed is None:
             scored = [e for e in events if e.type == "game.scored"]
-            seed = scored[-1].data.get("seed") if scored else None
+            revealed = scored[-1].data.get("seed") if scored else None
+            seed = revealed if _valid_seed(revealed) else None
             if seed is not None:
                 events = _decode_chain(raw, seed)
         report.seed_checked = seed is not None
