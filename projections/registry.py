@@ -34,17 +34,11 @@ def all_games() -> dict[str, ModuleType]:
     return dict(_GAMES)
 
 
-BUILTIN = ("speculation", "spekulation", "speculate", "big_shot")
-
-
 def _register_builtin() -> None:
-    import importlib
+    from . import big_shot, speculate, speculation, spekulation
 
-    for name in BUILTIN:
-        try:
-            register(importlib.import_module(f"projections.{name}"))
-        except Exception:  # DEV-ONLY guard while games are being written
-            pass
+    for game in (speculation, spekulation, speculate, big_shot):
+        register(game)
 
 
 _register_builtin()

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Play a whole game through the API with nothing but curl (python3 only reads the JSON).
+# You hold seat 0 and always play the first legal action (a template's range takes its
+# minimum); bots hold the other seats. Usage: ops/curl_game.sh [TYPE] [PLAYERS] [BOT_LEVEL]
+set -euo pipefail
+API=${API:-http://127.0.0.1:5000}
+TYPE=${1:-speculation}
+PLAYERS=${2:-3}
+LEVEL=${3:-heuristic}
+get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+SEATS="[{}$(printf ',{"bot":"%s"}' $(yes "$LEVEL" | head -n $((PLAYERS - 1))))]"
+GAME=$(curl -sf -X POST "$API/v1/games" -H 'Content-Type: application/json' \
+  -d "{\"type\":\"$TYPE\",\"seats\":$SEATS}" | get 'd["game_id"]')
+echo "game $GAME ($TYPE, $PLAYERS seats, you hold seat 0)"
+TOKEN=$(curl -sf -X POST "$API/v1/games/$GAME/seats/0" -H 'Content-Type: application/json' \
+  -d '{"name":"curl"}' | get 'd["token"]')
+AUTH="Authorization: Bearer $TOKEN"
+
+n=0
+while true; do
+  VIEW=$(curl -sf "$API/v1/games/$GAME/view" -H "$AUTH")
+  STATUS=$(echo "$VIEW" | get 'd["status"]')
+  VERSION=$(echo "$VIEW" | get 'd["version"]')
+  [ "$STATUS" = "active" ] || break
+  if [ "$(echo "$VIEW" | get '0 in d["to_act"]')" = "True" ]; then
+    ACTION=$(echo "$VIEW" | get 'json.dumps({k: (v["min"] if isinstance(v, dict) else v) for k, v in d["legal_actions"][0].items()})')
+    n=$((n + 1))
+    curl -sf -X POST "$API/v1/games/$GAME/actions" -H "$AUTH" -H "Idempotency-Key: curl-$n" \
+      -H 'Content-Type: application/json' -d "{\"action\":$ACTION,\"expected_version\":$VERSION}" >/dev/null
+  else
+    # Not our turn: long-poll until the bots move the game on.
+    curl -sf "$API/v1/games/$GAME/view?wait=10&after_version=$VERSION" -H "$AUTH" >/dev/null
+  fi
+done
+echo "the rules ended the game after $n actions of ours; waiting for the scoring job"
+for _ in $(seq 100); do
+  SUMMARY=$(curl -sf "$API/v1/games/$GAME")
+  [ "$(echo "$SUMMARY" | get 'd["status"]')" = "scored" ] && break
+  sleep 0.2
+done
+echo "status: $(echo "$SUMMARY" | get 'd["status"]')   result: $(echo "$SUMMARY" | get 'json.dumps(d.get("result"))')"
+echo "verify: $(curl -sf "$API/v1/games/$GAME/verify")"
