@@ -60,22 +60,24 @@ def _normalise(events: list[dict]) -> list[dict]:
     return json.loads(canonical(events))
 
 
-def _decode_chain(raw: list[tuple[str, str]], seed: Optional[str]) -> list[StoredEvent]:
+def _decode_chain(raw: list[tuple[str, str]], seed: Optional[str]) -> tuple[list[StoredEvent], Optional[_Divergence]]:
+    """The events up to the first one that breaks the chain (or its format, version or nonce),
+    and that break (None when the whole log holds)."""
     events, prev = [], GENESIS
     for position, (body, hash_) in enumerate(raw, start=1):
         if chain_hash(prev, body) != hash_:
-            raise _Divergence(position, "chain", "the hash does not match the body and the previous hash")
+            return events, _Divergence(position, "chain", "the hash does not match the body and the previous hash")
         try:
             event = decode_body(body, prev, hash_)
         except (ValueError, KeyError, TypeError):
-            raise _Divergence(position, "format", "the stored body is not a well-formed event")
+            return events, _Divergence(position, "format", "the stored body is not a well-formed event")
         if event.version != position:
-            raise _Divergence(position, "sequence", f"event carries version {event.version}")
+            return events, _Divergence(position, "sequence", f"event carries version {event.version}")
         if seed is not None and event.nonce != event_nonce(seed, event.version):
-            raise _Divergence(position, "nonce", "the nonce was not derived from the game's seed")
+            return events, _Divergence(position, "nonce", "the nonce was not derived from the game's seed")
         events.append(UPCASTERS.upcast(event))
         prev = hash_
-    return events
+    return events, None
 
 
 def _expected_batch(session: Optional[Session], first: StoredEvent, seed: Optional[str]) -> Optional[list[dict]]:
@@ -126,6 +128,8 @@ def _check_platform(session: Optional[Session], event: StoredEvent, seed: Option
         if not isinstance(seat, int) or not 0 <= seat < len(session.seats) or session.seats[seat].kind != "open":
             raise _Divergence(event.version, "platform", "a seat was claimed that was not open")
     elif event.type == "game.scored":
+        if session.status == "scored":
+            raise _Divergence(event.version, "platform", "the game was scored twice")
         if not session.finished:
             raise _Divergence(event.version, "platform", "scored before the rules ended the game")
         if _normalise(session.game.result(session.state)) != event.data.get("result"):
@@ -141,15 +145,23 @@ def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: 
     if seed is not None and not _valid_seed(seed):
         return report.fail(1, "seed", "the seed given is not 64 hex digits")
     try:
-        events = _decode_chain(raw, seed)
+        events, broken = _decode_chain(raw, seed)
         if seed is None:
             scored = [e for e in events if e.type == "game.scored"]
             revealed = scored[-1].data.get("seed") if scored else None
             seed = revealed if _valid_seed(revealed) else None
             if seed is not None:
-                events = _decode_chain(raw, seed)
+                events, broken = _decode_chain(raw, seed)
         report.seed_checked = seed is not None
-        _replay(events, seed, game_id, report)
+        # Replay the events before the first break: a forged event that chains well is
+        # caught by the replay at its own version, before its successor's chain break.
+        try:
+            _replay(events, seed, game_id, report)
+        except _Divergence as div:
+            if broken is None or div.version < broken.version:
+                raise
+        if broken is not None:
+            raise broken
     except _Divergence as div:
         return report.fail(div.version, div.check, div.message)
     return report

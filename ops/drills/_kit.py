@@ -1,0 +1,162 @@
+"""What the drills share: wiring a service or an app on a Redis client, short game options,
+a generic random player that only reads views and legal actions, and figure printing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from typing import Callable, Optional
+
+from marshmallow import validate
+
+from events.index import GameIndex
+from events.store import RedisEventStore
+from projections.registry import all_games, get_game
+from service.commands import GameService
+from workers import jobs as job_functions
+
+SEED = "5e" * 32
+
+
+class ListJobs:
+    """The follow-up queue as a list a drill drains by hand (no RQ)."""
+
+    def __init__(self):
+        self.pending: list[tuple] = []
+
+    def bot_turn(self, game_id, seat, version):
+        self.pending.append(("bot_turn", game_id, seat, version))
+
+    def score(self, game_id):
+        self.pending.append(("score", game_id))
+
+    def turn_timeout(self, game_id, seat, version, seconds):
+        self.pending.append(("turn_timeout", game_id, seat, version))
+
+    def drain(self, service, limit: int = 1_000_000, only=("bot_turn", "score")) -> int:
+        ran = 0
+        while self.pending and ran < limit:
+            name, *args = self.pending.pop(0)
+            if name in only:
+                getattr(job_functions, name)(service, *args)
+                ran += 1
+        return ran
+
+
+def make_service(client, jobs=None, **kw) -> GameService:
+    return GameService(RedisEventStore(client), GameIndex(client), jobs if jobs is not None else ListJobs(),
+                       allow_seed=True, **kw)
+
+
+def make_app(client, jobs=None, rq_client=None, **config):
+    from service.app import create_app
+    from service.config import Backend
+
+    settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05}
+    settings.update(config)
+    return create_app(settings, backend=Backend(client, rq_client or client, False),
+                      jobs=jobs if jobs is not None else ListJobs())
+
+
+def game_names(hidden_only: bool = False) -> list[str]:
+    """Every registered game (the test-only ones included when registered)."""
+    return sorted(name for name, game in all_games().items()
+                  if not hidden_only or game.HIDDEN_INFORMATION)
+
+
+def short_options(game_type: str) -> dict:
+    """The shortest game its options allow: any `rounds` or `deals` option at its minimum."""
+    game = get_game(game_type)
+    out = {}
+    for name, field in game.OptionsSchema().fields.items():
+        if name in ("rounds", "deals"):
+            for v in field.validators:
+                if isinstance(v, validate.Range) and v.min is not None:
+                    out[name] = v.min
+    return out
+
+
+def is_range(value) -> bool:
+    return isinstance(value, dict) and set(value) == {"min", "max"}
+
+
+def fill(template: dict, rng: random.Random) -> dict:
+    """A complete action from a legal-action template."""
+    return {k: rng.randint(v["min"], v["max"]) if is_range(v) else v for k, v in template.items()}
+
+
+def create_open_game(service: GameService, game_type: str, players: Optional[int] = None,
+                     options: Optional[dict] = None, seed: Optional[str] = SEED,
+                     turn_timeout=None, bots: tuple = ()) -> tuple[str, list[Optional[str]]]:
+    """A game whose seats are claimed (tokens) except the `bots` seats. Returns (id, tokens)."""
+    game = get_game(game_type)
+    n = players or game.MIN_PLAYERS
+    seats = [{"bot": "random"} if s in bots else {} for s in range(n)]
+    session = service.create(game_type, short_options(game_type) if options is None else options, seats,
+                             seed=seed, turn_timeout=turn_timeout)
+    tokens: list[Optional[str]] = []
+    for s in range(n):
+        if s in bots:
+            tokens.append(None)
+        else:
+            tokens.append(service.claim(session.game_id, s, f"p{s}")[1])
+    return session.game_id, tokens
+
+
+def play_out(service: GameService, jobs: ListJobs, game_id: str, rng: random.Random,
+             max_actions: int = 50_000, on_step: Optional[Callable] = None) -> int:
+    """Random legal actions for whoever is to act (bots through their jobs) until the game is
+    scored. Returns the number of actions played."""
+    from projections import disclosure
+
+    played = 0
+    for _ in range(max_actions):
+        jobs.drain(service)
+        session = service.load(game_id)
+        if session.status != "active":
+            jobs.drain(service)
+            return played
+        humans = [s for s in session.to_act() if session.seats[s].kind != "bot"]
+        if not humans:
+            raise AssertionError(f"game {game_id} waits on a bot with no job queued")
+        seat = rng.choice(humans)
+        legal = disclosure.view_for(session, seat)["legal_actions"]
+        service.act(game_id, seat, fill(rng.choice(legal), rng), idempotency_key=f"k{session.version}",
+                    expected_version=session.version)
+        played += 1
+        if on_step:
+            on_step(service.load(game_id))
+    raise AssertionError(f"game {game_id} did not end in {max_actions} actions")
+
+
+def fake_client():
+    import fakeredis
+
+    return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+
+
+def parser(doc: str, size: int, size_help: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    p.add_argument("--size", type=int, default=size, help=size_help)
+    p.add_argument("--seed", type=int, default=1, help="the drill's random seed")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    return p
+
+
+def report(name: str, figure: str, ok: bool, figures: dict, as_json: bool = False) -> None:
+    print(f"{name}: {figure} -> {'OK' if ok else 'FAILED'}")
+    if as_json:
+        print(json.dumps(figures, indent=2, sort_keys=True, default=str))
+    sys.stdout.flush()
+
+
+class Timer:
+    def __enter__(self):
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.monotonic() - self.start
