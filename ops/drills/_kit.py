@@ -160,3 +160,74 @@ class Timer:
 
     def __exit__(self, *exc):
         self.seconds = time.monotonic() - self.start
+
+
+class InlineJobs:
+    """Follow-up jobs run at once in the caller's thread (bot turns, scoring); timeouts are
+    recorded, not run. For drills where every request may come from any thread."""
+
+    def __init__(self):
+        self.service = None
+        self.timeouts: list[tuple] = []
+
+    def bot_turn(self, game_id, seat, version):
+        job_functions.bot_turn(self.service, game_id, seat, version)
+
+    def score(self, game_id):
+        job_functions.score(self.service, game_id)
+
+    def turn_timeout(self, game_id, seat, version, seconds):
+        self.timeouts.append((game_id, seat, version, seconds))
+
+
+def inline_app(client, **config):
+    jobs = InlineJobs()
+    app = make_app(client, jobs=jobs, **config)
+    jobs.service = app.extensions["games"]
+    return app
+
+
+class private_redis:
+    """A private redis-server for a drill run from the command line (never the shared one)."""
+
+    def __init__(self, durable: bool = False):
+        self.durable = durable
+
+    def __enter__(self):
+        from ops.redis_process import RedisProcess
+
+        self.server = RedisProcess(durable=self.durable).start()
+        return self.server
+
+    def __exit__(self, *exc):
+        self.server.stop()
+
+
+def redis_client(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+def auth(token: Optional[str], key: Optional[str] = None) -> dict:
+    headers = {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if key:
+        headers["Idempotency-Key"] = key
+    return headers
+
+
+def command_events(raw: list[tuple[str, str]]) -> list[dict]:
+    """The stored events that a command caused first (they carry `c`), decoded."""
+    return [body for body in (json.loads(b) for b, _ in raw) if body.get("c")]
+
+
+def create_playable(service: GameService, game_type: str, rng: random.Random, **kw) -> tuple[str, list]:
+    """Like create_open_game with a random seed, retried until a seat is to act (a short game
+    can end in its opening draws, e.g. a one-deal speculation whose turn-up ends the deal)."""
+    for _ in range(50):
+        game_id, tokens = create_open_game(service, game_type, seed=f"{rng.getrandbits(256):064x}", **kw)
+        if service.load(game_id).to_act():
+            return game_id, tokens
+    raise AssertionError(f"no playable {game_type} game in 50 seeds")
