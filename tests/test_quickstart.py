@@ -41,3 +41,20 @@ def test_curl_script_plays_a_whole_game_on_the_embedded_service(server, game_typ
                          text=True, timeout=300, env={**os.environ, "API": server})
     assert out.returncode == 0, out.stderr
     assert "status: scored" in out.stdout and '"ok": true' in out.stdout.replace('"ok":true', '"ok": true'), out.stdout
+
+
+def test_every_seat_a_bot_is_played_to_scored_by_the_embedded_worker(server):
+    import json
+
+    request = urllib.request.Request(server + "/v1/games", method="POST", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"type": "speculation", "seats": [{"bot": "heuristic"}] * 4}).encode())
+    game = json.load(urllib.request.urlopen(request, timeout=10))
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        summary = json.load(urllib.request.urlopen(f"{server}/v1/games/{game['game_id']}", timeout=10))
+        if summary["status"] == "scored":
+            break
+        time.sleep(0.2)
+    assert summary["status"] == "scored" and summary["seed"]
+    report = json.load(urllib.request.urlopen(f"{server}/v1/games/{game['game_id']}/verify", timeout=10))
+    assert report["ok"]

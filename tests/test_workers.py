@@ -1,0 +1,90 @@
+"""Workers: bot turns and scoring on RQ (fakeredis and a real Redis), idempotent jobs, the
+reconciler after a lost enqueue, the leaderboard."""
+
+import time
+
+import pytest
+from rq import Queue
+
+from events.index import GameIndex
+from events.store import RedisEventStore
+from service.commands import GameService, NoJobs
+from service_kit import make_service
+from workers import jobs as job_functions
+from workers import tasks
+from workers.embedded import ThreadWorker
+from workers.queue import QUEUE_NAME, RQJobs
+
+SEED = "ef" * 32
+
+
+def run_worker_until(service, connection, done, timeout=60):
+    """Drain the RQ queue with a SimpleWorker in this thread until done() or timeout."""
+    tasks.bind(service)
+    worker = ThreadWorker([Queue(QUEUE_NAME, connection=connection)], connection=connection)
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        worker.work(burst=True, logging_level="WARNING")
+    tasks.bind(None)
+
+
+def test_all_bot_game_is_played_to_scored_on_rq(redis_client):
+    service = GameService(RedisEventStore(redis_client), GameIndex(redis_client), RQJobs(redis_client),
+                          allow_seed=True)
+    session = service.create("speculation", {"deals": 3}, [{"bot": "heuristic"}, {"bot": "random"},
+                                                           {"bot": "random"}], seed=SEED)
+    run_worker_until(service, redis_client, lambda: service.load(session.game_id).status == "scored")
+    final = service.load(session.game_id)
+    assert final.status == "scored" and final.seed == SEED
+    assert service.verify(session.game_id)["ok"]
+    bots = [e.cmd["by"] for e in service.store.read(session.game_id) if e.cmd]
+    assert set(bots) <= {"bot:heuristic", "bot:random"} and bots
+
+
+def test_a_bot_turn_run_twice_plays_once(fake_redis):
+    service, jobs = make_service(fake_redis)
+    session = service.create("speculation", {}, [{"bot": "random"}] * 3, seed=SEED)
+    name, game_id, seat, version = jobs.pending[0]
+    assert name == "bot_turn"
+    assert job_functions.bot_turn(service, game_id, seat, version) == "played"
+    after = service.load(game_id).version
+    assert job_functions.bot_turn(service, game_id, seat, version) == "stale"
+    # Even a replay that got past the version check appends nothing: same idempotency key.
+    receipt, _, _ = service.act(game_id, seat, service.store.read(game_id, version, version + 1)[0].cmd["action"],
+                                expected_version=version, idempotency_key=f"bot:random:{version}", by="bot:random")
+    assert receipt.duplicate and service.load(game_id).version == after
+
+
+def test_reconciler_recovers_a_lost_enqueue(fake_redis):
+    # The first service "crashes" between append and enqueue: its jobs go nowhere.
+    lost = GameService(RedisEventStore(fake_redis), GameIndex(fake_redis), NoJobs(), allow_seed=True)
+    session = lost.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
+    service, jobs = make_service(fake_redis)
+    assert jobs.pending == []
+    assert job_functions.reconcile(service) == 1
+    assert jobs.pending and jobs.pending[0][0] == "bot_turn"
+    jobs.drain(service)
+    assert service.load(session.game_id).status == "scored"
+
+
+def test_scoring_is_idempotent_and_fills_the_leaderboard(fake_redis):
+    service, jobs = make_service(fake_redis)
+    for n in range(3):
+        service.create("speculation", {"deals": 3}, [{"bot": "heuristic"}, {"bot": "random"}, {"bot": "random"}],
+                       seed=f"{n:064x}")
+    jobs.drain(service)
+    game_id = service.index.games_waiting("scored")[0]
+    version = service.load(game_id).version
+    job_functions.score(service, game_id)
+    assert service.load(game_id).version == version
+    board = {row["name"]: row for row in service.index.leaderboard("speculation")}
+    assert board["heuristic"]["games"] == 3 and board["random"]["games"] == 6
+    assert sum(row["wins"] for row in board.values()) == pytest.approx(3)
+
+
+def test_rq_enqueue_is_unique_per_turn(fake_redis):
+    jobs = RQJobs(fake_redis)
+    jobs.bot_turn("g1", 0, 5)
+    jobs.bot_turn("g1", 0, 5)
+    jobs.bot_turn("g1", 1, 5)
+    assert Queue(QUEUE_NAME, connection=fake_redis).count == 2
