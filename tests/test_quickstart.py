@@ -58,3 +58,36 @@ def test_every_seat_a_bot_is_played_to_scored_by_the_embedded_worker(server):
     assert summary["status"] == "scored" and summary["seed"]
     report = json.load(urllib.request.urlopen(f"{server}/v1/games/{game['game_id']}/verify", timeout=10))
     assert report["ok"]
+
+
+def test_cli_lists_replays_exports_and_verifies(server, tmp_path):
+    import json
+
+    request = urllib.request.Request(server + "/v1/games", method="POST", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"type": "big-shot", "seats": [{"bot": "random"}] * 2}).encode())
+    game_id = json.load(urllib.request.urlopen(request, timeout=10))["game_id"]
+    deadline = time.time() + 60
+    while json.load(urllib.request.urlopen(f"{server}/v1/games/{game_id}"))["status"] != "scored":
+        assert time.time() < deadline
+        time.sleep(0.2)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "service.cli", *args, *(["--api", server] if args[0] != "verify" or
+                               not args[1].endswith(".ndjson") else [])], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+
+    listing = cli("games", "--type", "big-shot")
+    assert game_id in listing.stdout
+    replay = cli("replay", game_id, "--at", "3")
+    assert json.loads(replay.stdout)["version"] == 3
+    export = cli("export", game_id)
+    path = tmp_path / "game.ndjson"
+    path.write_text(export.stdout)
+    verified = cli("verify", str(path))
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"]
+    assert json.loads(cli("verify", game_id).stdout)["ok"]
+    lines = export.stdout.splitlines()
+    lines[5] = lines[5].replace('\\"at\\":', '\\"at\\":1', 1)
+    path.write_text("\n".join(lines) + "\n")
+    broken = cli("verify", str(path))
+    assert broken.returncode == 1 and json.loads(broken.stdout)["first_divergence"]["version"] == 5
