@@ -12,12 +12,14 @@ Keys of a game share the hash tag {g:ID} so a game lives in one Redis Cluster sl
 
 from __future__ import annotations
 
-import json
 import threading
+import zlib
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, Optional
+
+from redis.exceptions import NoScriptError
 
 from .envelope import GENESIS, NewEvent, StoredEvent, decode_body, seal
 from .upcast import UPCASTERS, Upcasters
@@ -101,6 +103,11 @@ class EventStore(ABC):
     def read_raw(self, game_id: str, after: int = 0, until: Optional[int] = None) -> list[tuple[str, str]]:
         """[(body, hash)] of versions after+1 .. until, as stored."""
 
+    def peek(self, game_id: str, idem_key: str) -> tuple[Optional[tuple[str, Receipt]], int, str]:
+        """What a command checks first, in one round trip where the store can:
+        (get_idempotent(idem_key), version, head hash)."""
+        return (self.get_idempotent(game_id, idem_key), *self.head(game_id))
+
     @abstractmethod
     def head(self, game_id: str) -> tuple[int, str]:
         """(version, head hash); (0, GENESIS) for a game with no events."""
@@ -142,10 +149,15 @@ class EventStore(ABC):
 
 # --- Redis -------------------------------------------------------------------------------
 
+# Hashes are kept in binary in Redis (32 bytes, not 64 hex characters: a sixth of a stored
+# event) and turned back into hex on read; a 64-hex body digest likewise. The idempotency
+# record is "<version>,<first_version>,<digest>": the receipt's head is the hash stored at
+# <version>, so it is not stored twice.
+#
 # KEYS: events, meta, idem.
 # ARGV: expected_version ("" = none), idem_key ("" = none), body_digest, base_version,
-#       base_head, receipt_json, n_events, n_meta, then n_events (body, hash) pairs,
-#       then n_meta (field, value) pairs.
+#       base_head, n_events, n_meta, then n_events (body, hash) pairs, then n_meta
+#       (field, value) pairs.
 # Every check happens before the first write, so a refused batch changes nothing.
 APPEND_LUA = """
 local expected = ARGV[1]
@@ -153,17 +165,18 @@ local idem_key = ARGV[2]
 local digest = ARGV[3]
 local base_version = tonumber(ARGV[4])
 local base_head = ARGV[5]
-local receipt = ARGV[6]
-local n_events = tonumber(ARGV[7])
-local n_meta = tonumber(ARGV[8])
+local n_events = tonumber(ARGV[6])
+local n_meta = tonumber(ARGV[7])
 
-local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
+local meta = redis.call('HMGET', KEYS[2], 'version', 'head')
+local version = tonumber(meta[1] or '0')
 if idem_key ~= '' then
   local seen = redis.call('HGET', KEYS[3], idem_key)
   if seen then
-    local sep = string.find(seen, '\\n', 1, true)
-    if string.sub(seen, 1, sep - 1) == digest then
-      return {'dup', string.sub(seen, sep + 1)}
+    local last, first, stored = string.match(seen, '^(%d+),(%d+),(.*)$')
+    if stored == digest then
+      local entry = redis.call('XRANGE', KEYS[1], last .. '-0', last .. '-0')
+      return {'dup', last, first, entry[1][2][4]}
     end
     return {'idem', tostring(version)}
   end
@@ -171,12 +184,12 @@ end
 if expected ~= '' and tonumber(expected) ~= version then
   return {'version', tostring(version)}
 end
-local head = redis.call('HGET', KEYS[2], 'head') or '0000000000000000000000000000000000000000000000000000000000000000'
+local head = meta[2] or string.rep('\\0', 32)
 if base_version ~= version or base_head ~= head then
   return {'head', tostring(version)}
 end
 
-local i = 9
+local i = 8
 local last = head
 for n = 1, n_events do
   redis.call('XADD', KEYS[1], tostring(version + n) .. '-0', 'e', ARGV[i], 'h', ARGV[i + 1])
@@ -189,15 +202,61 @@ for n = 1, n_meta do
   i = i + 2
 end
 if idem_key ~= '' then
-  redis.call('HSET', KEYS[3], idem_key, digest .. '\\n' .. receipt)
+  redis.call('HSET', KEYS[3], idem_key, tostring(version + n_events) .. ',' .. tostring(version + 1) .. ',' .. digest)
 end
-return {'ok', receipt}
+return {'ok'}
 """
 
+_HEX = frozenset("0123456789abcdef")
 
-def _receipt_from_json(text: str, duplicate: bool) -> Receipt:
-    raw = json.loads(text)
-    return Receipt(raw["version"], raw["head"], raw["first_version"], duplicate)
+# Bodies are stored deflated with a preset dictionary (JSON keys and types repeat in every
+# event: a stored event takes about half the bytes). The first byte says how a body is stored:
+# "{" plain JSON, \\x01 raw deflate with ZDICT_1. A dictionary, once used, is never changed:
+# a new one gets a new marker. Readers always get the canonical body the hash covers.
+ZDICT_1 = (b'"count":"card":"share":"amount":"company":"side":"buyer":"colour":"district":"cards":'
+           b'"seller":"unit_price":"price":"from":"to":"steps":"space":"loans":"step":"turn":"number":'
+           b'"kind":"delta":"face":"deal":"respond","traded","sell","play","card_committed",'
+           b'"cards_drawn","reveal","passed","announced","bid","buy","pass","offer","keep",'
+           b'{"at":17,"c":{"action":{"type":"pass"},"by":"player","seat":0},"d":{"seat":1},"n":"",'
+           b'"s":1,"t":"bid","v":1}')
+
+
+def _pack_body(body: str) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -10, 2, zlib.Z_DEFAULT_STRATEGY, ZDICT_1)
+    return b"\x01" + packer.compress(body.encode()) + packer.flush()
+
+
+def unpack_body(value: bytes) -> str:
+    """A stored body as its canonical JSON text."""
+    if value[:1] == b"\x01":
+        unpacker = zlib.decompressobj(-15, ZDICT_1)
+        return (unpacker.decompress(value[1:]) + unpacker.flush()).decode()
+    return value.decode()
+
+
+def _pack_hash(value: str):
+    """A 64-hex hash as its 32 bytes (anything else as it is: it then never matches)."""
+    if len(value) == 64:
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _unpack_hash(value: bytes) -> str:
+    return value.hex() if len(value) == 32 else value.decode()
+
+
+def _pack_digest(value: str):
+    """A 64-hex digest as \\x01 + its 32 bytes; any other digest as it is."""
+    if len(value) == 64 and _HEX.issuperset(value):
+        return b"\x01" + bytes.fromhex(value)
+    return value.encode()
+
+
+def _unpack_digest(value: bytes) -> str:
+    return value[1:].hex() if len(value) == 33 and value[:1] == b"\x01" else value.decode()
 
 
 def _raise_refusal(status: str, version: int) -> None:
@@ -216,39 +275,54 @@ class RedisEventStore(EventStore):
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta):
         k = keys(game_id)
-        args = ["" if expected_version is None else str(expected_version), idem_key, body_digest,
-                str(base_version), base_head, json.dumps(receipt.as_dict()),
-                str(len(sealed)), str(len(meta))]
+        args = ["" if expected_version is None else expected_version, idem_key,
+                _pack_digest(body_digest), base_version, _pack_hash(base_head), len(sealed), len(meta)]
         for body, hash_ in sealed:
-            args += [body, hash_]
+            args += [_pack_body(body), bytes.fromhex(hash_)]
         for field, value in meta.items():
             args += [field, value]
-        status, value = self._append_script(keys=[k["events"], k["meta"], k["idem"]], args=args)
-        status = status.decode()
-        if status == "ok":
+        try:
+            reply = self.redis.evalsha(self._append_script.sha, 3, k["events"], k["meta"], k["idem"], *args)
+        except NoScriptError:  # a restarted or flushed server: load the script, once
+            reply = self._append_script(keys=[k["events"], k["meta"], k["idem"]], args=args)
+        status = reply[0]
+        if status == b"ok":
             return receipt
-        if status == "dup":
-            return _receipt_from_json(value.decode(), duplicate=True)
-        _raise_refusal(status, int(value))
+        if status == b"dup":
+            return Receipt(int(reply[1]), _unpack_hash(reply[3]), int(reply[2]), True)
+        _raise_refusal(status.decode(), int(reply[1]))
 
     def read_raw(self, game_id, after=0, until=None):
         start = f"{after + 1}-0"
         end = f"{until}-0" if until is not None else "+"
         entries = self.redis.xrange(keys(game_id)["events"], start, end)
-        return [(fields[b"e"].decode(), fields[b"h"].decode()) for _, fields in entries]
+        return [(unpack_body(fields[b"e"]), _unpack_hash(fields[b"h"])) for _, fields in entries]
 
     def get_idempotent(self, game_id, idem_key):
-        seen = self.redis.hget(keys(game_id)["idem"], idem_key)
+        return self._idempotent(game_id, self.redis.hget(keys(game_id)["idem"], idem_key))
+
+    def _idempotent(self, game_id, seen):
         if seen is None:
             return None
-        digest, receipt = seen.decode().split("\n", 1)
-        return digest, _receipt_from_json(receipt, duplicate=True)
+        last, first, digest = seen.split(b",", 2)
+        stored = self.read_raw(game_id, int(last) - 1, int(last))
+        return _unpack_digest(digest), Receipt(int(last), stored[0][1], int(first), True)
+
+    def peek(self, game_id, idem_key):
+        k = keys(game_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(k["idem"], idem_key)
+        pipe.hmget(k["meta"], "version", "head")
+        seen, (version, head) = pipe.execute()
+        if version is None:
+            return None, 0, GENESIS
+        return self._idempotent(game_id, seen), int(version), _unpack_hash(head)
 
     def head(self, game_id):
         version, head = self.redis.hmget(keys(game_id)["meta"], "version", "head")
         if version is None:
             return 0, GENESIS
-        return int(version), head.decode()
+        return int(version), _unpack_hash(head)
 
     def get_meta(self, game_id, *fields):
         values = self.redis.hmget(keys(game_id)["meta"], *fields)
