@@ -20,10 +20,12 @@ from typing import Any, Callable, Optional
 GENESIS = "0" * 64
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical(obj: Any) -> str:
     """One byte-exact JSON form: sorted keys, no spaces, UTF-8, no NaN."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return _CANONICAL.encode(obj)
 
 
 def chain_hash(prev_hash: str, body: str) -> str:
