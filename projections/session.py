@@ -6,7 +6,7 @@ every other event belongs to the game's rules and is folded by the game's `evolv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from events.envelope import GENESIS, StoredEvent
@@ -73,25 +73,35 @@ def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Se
                    state=game.new_state(data["options"], len(seats)))
 
 
-def _seat_claimed(session: Session, event: StoredEvent) -> Session:
+def _with(session: Session, **changes) -> Session:
+    """`dataclasses.replace` for a Session without re-running its __init__ over all fifteen
+    fields: the fold calls this once per event, and replace() was a third of its time."""
+    new = object.__new__(Session)
+    new.__dict__.update(session.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+def _seat_claimed(session: Session, event: StoredEvent) -> dict:
     seats = list(session.seats)
     seats[event.data["seat"]] = Seat(kind="player", name=event.data["name"])
-    return replace(session, seats=tuple(seats))
+    return {"seats": tuple(seats)}
 
 
-def _started(session: Session, event: StoredEvent) -> Session:
-    return replace(session, status=ACTIVE)
+def _started(session: Session, event: StoredEvent) -> dict:
+    return {"status": ACTIVE}
 
 
-def _scored(session: Session, event: StoredEvent) -> Session:
-    return replace(session, status=SCORED, result=event.data["result"], seed=event.data["seed"])
+def _scored(session: Session, event: StoredEvent) -> dict:
+    return {"status": SCORED, "result": event.data["result"], "seed": event.data["seed"]}
 
 
-def _rules_event(session: Session, event: StoredEvent) -> Session:
-    game = session.game
+def _rules_event(session: Session, event: StoredEvent) -> dict:
+    game = get_game(session.game_type)
     state = game.evolve(session.state, event.payload)
-    status = ENDED if session.status == ACTIVE and game.is_over(state) else session.status
-    return replace(session, state=state, status=status)
+    if session.status == ACTIVE and game.is_over(state):
+        return {"state": state, "status": ENDED}
+    return {"state": state}
 
 
 _PLATFORM = {"seat.claimed": _seat_claimed, "game.started": _started, "game.scored": _scored}
@@ -100,12 +110,14 @@ _PLATFORM = {"seat.claimed": _seat_claimed, "game.started": _started, "game.scor
 def evolve(session: Optional[Session], event: StoredEvent, game_id: str = "") -> Session:
     if event.type == "game.created":
         session = _created(session, event, game_id or (session.game_id if session else ""))
+        changes = {}
     else:
-        session = _PLATFORM.get(event.type, _rules_event)(session, event)
-    changes = {"version": event.version, "head": event.hash}
+        changes = _PLATFORM.get(event.type, _rules_event)(session, event)
+    changes["version"] = event.version
+    changes["head"] = event.hash
     if event.cmd is not None:
         changes["last_action_at"] = event.at
-    return replace(session, **changes)
+    return _with(session, **changes)
 
 
 def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session] = None) -> Optional[Session]:
