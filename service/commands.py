@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 CREATED_SCHEMA = 2
 MAX_HEAD_RETRIES = 20
+TOKEN_CACHE_SIZE = 100_000
 
 
 class Jobs(Protocol):
@@ -77,13 +78,16 @@ class GameService:
         self.snapshot_every = snapshot_every
         self._cache: OrderedDict[str, Session] = OrderedDict()
         self._seeds: dict[str, str] = {}
+        self._tokens: dict[tuple[str, str], int] = {}
+        self._snapshot_at: dict[str, int] = {}   # game -> version of its last snapshot
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     # --- loading -------------------------------------------------------------------------
-    def load(self, game_id: str) -> Session:
-        """The game's session at the store's head: cache or snapshot, plus the tail."""
-        version, head = self.store.head(game_id)
+    def load(self, game_id: str, at: Optional[tuple[int, str]] = None) -> Session:
+        """The game's session at the store's head (`at`: the head when the caller has just
+        read it): cache or snapshot, plus the tail."""
+        version, head = at if at is not None else self.store.head(game_id)
         if version == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
         with self._lock:
@@ -98,6 +102,10 @@ class GameService:
             session = self._fold_tail(game_id, None, version)  # a stale cache: rebuild
         self._remember(session)
         return session
+
+    def _cached(self, game_id: str) -> Optional[Session]:
+        with self._lock:
+            return self._cache.get(game_id)
 
     def _fold_tail(self, game_id: str, base: Optional[Session], until: int) -> Optional[Session]:
         after = base.version if base else 0
@@ -125,17 +133,29 @@ class GameService:
             return None
         if not isinstance(session, Session) or session.version != version or session.head != head:
             return None
+        self._snapshot_at[game_id] = version
         return session
 
     def _remember(self, session: Session) -> None:
+        """Cache the session; snapshot it once it is snapshot_every versions past the last
+        snapshot. The last snapshot's version is kept in process (read from the store once
+        per game), not fetched, blob and all, on every action."""
         with self._lock:
             self._cache[session.game_id] = session
             self._cache.move_to_end(session.game_id)
             while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        snap = self.store.load_snapshot(session.game_id) if self.snapshot_every else None
-        if self.snapshot_every and session.version - (snap[0] if snap else 0) >= self.snapshot_every:
+                evicted, _ = self._cache.popitem(last=False)
+                self._snapshot_at.pop(evicted, None)
+        if not self.snapshot_every:
+            return
+        last = self._snapshot_at.get(session.game_id)
+        if last is None:
+            snap = self.store.load_snapshot(session.game_id)
+            last = snap[0] if snap else 0
+        if session.version - last >= self.snapshot_every:
             self.store.save_snapshot(session.game_id, session.version, session.head, pickle.dumps(session))
+            last = session.version
+        self._snapshot_at[session.game_id] = last
 
     def _seed(self, game_id: str) -> str:
         seed = self._seeds.get(game_id)
@@ -235,8 +255,14 @@ class GameService:
         if not token:
             raise Unauthorized("Authorization: a Bearer seat token is required")
         digest = token_hash(token)
+        known = self._tokens.get((game_id, digest))
+        if known is not None:
+            return known
         seat = self.store.get_meta(game_id, f"token:{digest}")[f"token:{digest}"]
         if seat is not None:
+            if len(self._tokens) >= TOKEN_CACHE_SIZE:
+                self._tokens.clear()
+            self._tokens[(game_id, digest)] = int(seat)  # a seat's token never changes hands
             return int(seat)
         if self.index.token_owner(digest) is not None:
             raise Forbidden("Authorization: this token holds a seat in another game")
@@ -249,14 +275,26 @@ class GameService:
             idempotency_key: str, by: str = "player") -> tuple[Receipt, Session, list[dict]]:
         """Decide and append one action. A retry with the same key and body returns the
         original receipt; the same key with another body is a conflict.
-        Returns the receipt, the session after it, and the batch's events as the seat sees them."""
+        Returns the receipt, the session after it, and the batch's events as the seat sees them.
+
+        With the game in the process cache this is one round trip to Redis: decide on the
+        cached session and append; the append script checks the idempotency key, the expected
+        version and the head before writing, so a stale cache costs a retry, never a wrong
+        write. Anything else (no cache, a stale one, an action the cached state refuses) goes
+        the careful way: idempotency key and head in one round trip, then load and decide."""
         idem = f"{seat}:{idempotency_key}"
         digest = body_digest({"action": action, "expected_version": expected_version})
+        cached = self._cached(game_id)
+        if cached is not None and cached.status == ACTIVE and expected_version in (None, cached.version):
+            done = self._decide_and_append(cached, seat, action, expected_version, idem, digest, by,
+                                           careful=False)
+            if done is not None:
+                return done
         for _ in range(MAX_HEAD_RETRIES):
-            seen = self.store.get_idempotent(game_id, idem)
+            seen, version, head = self.store.peek(game_id, idem)
             if seen is not None:
                 return self._replayed(game_id, seen, digest, seat)
-            session = self.load(game_id)
+            session = self.load(game_id, (version, head))
             if expected_version is not None and expected_version != session.version:
                 raise Conflict(f"expected_version: the game is at version {session.version}, not "
                                f"{expected_version}", {"field": "expected_version", "version": session.version},
@@ -264,29 +302,41 @@ class GameService:
             if session.status != ACTIVE:
                 raise Unprocessable(f"action: the game is {session.status}, not active",
                                     {"field": "action", "status": session.status}, code="game_not_active")
-            rng = Draws(self._seed(game_id), f"v{session.version + 1}")
-            try:
-                decided = session.game.decide(session.state, seat, action, rng)
-            except IllegalAction as err:
-                details = {"field": f"action.{err.field}" if err.field else "action", "version": session.version}
-                raise Unprocessable(err.message, details, code=err.code)
-            cmd = {"seat": seat, "action": action, "by": by}
-            try:
-                receipt, after = self._append(session, _new_events(decided, cmd),
-                                              expected_version=expected_version, idem_key=idem, digest=digest)
-            except IdempotencyConflict as err:
-                raise self._idem_conflict(err.current_version)
-            except VersionConflict as err:
-                if expected_version is None and err.reason == "head":
-                    continue  # someone else appended first: decide again on the new state
-                raise Conflict(f"expected_version: the game is at version {err.current_version}",
-                               {"field": "expected_version", "version": err.current_version},
-                               code="version_conflict")
-            if receipt.duplicate:
-                return self._replayed(game_id, (digest, receipt), digest, seat)
-            self._follow_up(after)
-            return receipt, after, self.batch_events(session, receipt, seat)
-        raise Conflict("the game is too busy; retry", {"version": session.version}, code="version_conflict")
+            done = self._decide_and_append(session, seat, action, expected_version, idem, digest, by,
+                                           careful=True)
+            if done is not None:
+                return done
+        raise Conflict("the game is too busy; retry", {"version": version}, code="version_conflict")
+
+    def _decide_and_append(self, session: Session, seat: int, action: dict, expected_version, idem: str,
+                           digest: str, by: str, careful: bool):
+        """Decide on `session` and append. None: decide again on a fresh load (the head moved
+        or, when not `careful`, the cached session refused the action)."""
+        game_id = session.game_id
+        rng = Draws(self._seed(game_id), f"v{session.version + 1}")
+        try:
+            decided = session.game.decide(session.state, seat, action, rng)
+        except IllegalAction as err:
+            if not careful:
+                return None  # maybe a retry of an action already played, or a stale cache
+            details = {"field": f"action.{err.field}" if err.field else "action", "version": session.version}
+            raise Unprocessable(err.message, details, code=err.code)
+        cmd = {"seat": seat, "action": action, "by": by}
+        try:
+            receipt, after = self._append(session, _new_events(decided, cmd),
+                                          expected_version=expected_version, idem_key=idem, digest=digest)
+        except IdempotencyConflict as err:
+            raise self._idem_conflict(err.current_version)
+        except VersionConflict as err:
+            if err.reason == "head":
+                return None  # someone else appended first: decide again on the new state
+            raise Conflict(f"expected_version: the game is at version {err.current_version}",
+                           {"field": "expected_version", "version": err.current_version},
+                           code="version_conflict")
+        if receipt.duplicate:
+            return self._replayed(game_id, (digest, receipt), digest, seat)
+        self._follow_up(after)
+        return receipt, after, self.batch_events(session, receipt, seat)
 
     def _replayed(self, game_id: str, seen, digest: str, seat: int):
         stored_digest, receipt = seen
