@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from rq import Queue, Retry
-from rq.exceptions import DuplicateJobError
+from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
 from . import tasks
@@ -30,6 +30,8 @@ class RQJobs:
                        failure_ttl=3600, unique=True)
         for _ in range(2):
             try:
+                if delay and self._pending(job_id):
+                    return  # enqueue_in ignores unique: re-scheduling would postpone the job
                 if delay:
                     self.queue.enqueue_in(timedelta(seconds=delay), func, *args, **options)
                 else:
@@ -40,6 +42,17 @@ class RQJobs:
                 if existing.get_status(refresh=True) not in DONE:
                     return  # the same work is already waiting or running
                 existing.delete()
+
+    def _pending(self, job_id: str) -> bool:
+        """True when a job with this id waits or runs; a finished one is deleted."""
+        try:
+            existing = Job.fetch(job_id, connection=self.queue.connection)
+        except NoSuchJobError:
+            return False
+        if existing.get_status(refresh=True) not in DONE:
+            return True
+        existing.delete()
+        return False
 
     def bot_turn(self, game_id: str, seat: int, version: int) -> None:
         self._enqueue(f"bot_{game_id}_{seat}_{version}", tasks.bot_turn, game_id, seat, version)
