@@ -70,13 +70,16 @@ def cmd_worker(args) -> None:
     def reconcile_forever():
         while True:
             try:
-                jobs.reconcile(service)
+                jobs.reconcile(service, abandoned_after=args.abandoned_after)
             except Exception as err:  # keep reconciling whatever one pass hit
                 print(f"reconcile: {err}", file=sys.stderr)
             time.sleep(args.reconcile_every)
 
     threading.Thread(target=reconcile_forever, daemon=True).start()
-    worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection)
+    # A short monitoring interval keeps a running job's heartbeat fresh, so the reconciler
+    # can tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
+    worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection,
+                    job_monitoring_interval=args.job_monitoring_interval)
     worker.work(with_scheduler=True)
 
 
@@ -136,6 +139,10 @@ def main(argv=None) -> None:
 
     worker = sub.add_parser("worker", help="run an RQ worker for REDIS_URL / RQ_REDIS_URL")
     worker.add_argument("--reconcile-every", type=float, default=10.0)
+    worker.add_argument("--job-monitoring-interval", type=int, default=5,
+                        help="seconds between heartbeats of a running job")
+    worker.add_argument("--abandoned-after", type=float, default=30.0,
+                        help="a started job with no heartbeat for this long lost its worker: run it again")
     worker.set_defaults(func=cmd_worker)
 
     for name, func, help_text in (("games", cmd_games, "list games"),

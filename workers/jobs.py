@@ -8,12 +8,18 @@ or after the game moved on, changes nothing.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import time
+from typing import Optional
 
 from projections import disclosure
 from service.errors import ApiError
 
 from .bots import policy
+
+
+SLOW_TURN_ENV = "SPECULATION_TEST_SLOW_TURN"   # seconds a bot or timeout turn waits before its append
 
 
 def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
@@ -22,16 +28,20 @@ def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
     return random.Random(int.from_bytes(digest, "big"))
 
 
-def _play(service, game_id: str, seat: int, version: int, level: str, by: str) -> str:
+def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
+          key_version: Optional[int] = None) -> str:
     session = service.load(game_id)
     if session.version != version or seat not in session.to_act():
         return "stale"
     view = disclosure.view_for(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level)
     action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version))
+    delay = float(os.environ.get(SLOW_TURN_ENV) or 0)
+    if delay > 0:   # a test hook: the crash drill kills a worker in the middle of a turn
+        time.sleep(delay)
     try:
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version,
-                                 idempotency_key=f"{by}:{version}", by=by)
+                                 idempotency_key=f"{by}:{version if key_version is None else key_version}", by=by)
     except ApiError as err:
         if err.status == 409:
             return "stale"
@@ -48,16 +58,31 @@ def bot_turn(service, game_id: str, seat: int, version: int) -> str:
 
 
 def turn_timeout(service, game_id: str, seat: int, version: int) -> str:
-    """The seat did not act in time: the random bot plays its move, recorded as a timeout."""
-    return _play(service, game_id, seat, version, "random", "timeout")
+    """The seat did not act in time: the random bot plays its move, recorded as a timeout.
+
+    The seat's clock started at `version`. When others acted since (simultaneous choices)
+    but this seat did not and still has to, its clock runs on: it is played now, on the
+    current version (the idempotency key stays the one of the turn that timed out)."""
+    session = service.load(game_id)
+    if session.status != "active" or seat not in session.to_act():
+        return "stale"
+    if session.version != version:
+        since = service.store.read(game_id, version, session.version)
+        if any(e.cmd is not None and e.cmd.get("seat") == seat for e in since):
+            return "stale"
+    return _play(service, game_id, seat, session.version, "random", "timeout", key_version=version)
 
 
 def score(service, game_id: str) -> str:
     return service.score(game_id).status
 
 
-def reconcile(service, limit: int = 1000) -> int:
-    """Re-enqueue what waiting games need (a crash between append and enqueue)."""
+def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
+    """Re-enqueue what waiting games need (a crash between append and enqueue, or a worker
+    killed in the middle of a job). With `abandoned_after`, jobs whose worker stopped
+    beating that long ago are failed first, so this same pass enqueues their work again."""
+    if abandoned_after and hasattr(service.jobs, "recover_abandoned"):
+        service.jobs.recover_abandoned(abandoned_after)
     count = 0
     for status in ("active", "ended"):
         for game_id in service.index.games_waiting(status, limit):

@@ -11,7 +11,10 @@ from datetime import timedelta
 
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+from rq.utils import now
 
 from . import tasks
 
@@ -63,3 +66,69 @@ class RQJobs:
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None:
         self._enqueue(f"timeout_{game_id}_{seat}_{version}", tasks.turn_timeout, game_id, seat, version,
                       delay=seconds)
+
+    def recover_abandoned(self, abandoned_after: float) -> list[str]:
+        """Fail the jobs whose worker died under them, so the reconciler's next pass enqueues
+        their work again (same job id: a DONE job is replaced).
+
+        RQ itself notices a dead worker's job only when its heartbeat entry expires and its
+        maintenance runs (up to ten minutes). Here a job is abandoned when it has been
+        started, or taken off the queue, and its heartbeat is older than `abandoned_after`
+        seconds; a live worker beats every `job_monitoring_interval` (the worker command sets
+        it well below `abandoned_after`). Re-running the work is safe: every job is
+        idempotent by (game, seat, version)."""
+        connection = self.queue.connection
+        started = StartedJobRegistry(queue=self.queue)
+        failed = FailedJobRegistry(queue=self.queue)
+        intermediate = IntermediateQueue(self.queue.key, connection)
+        candidates = [(job_id, "started") for job_id in started.get_job_ids(cleanup=False)]
+        candidates += [(job_id, "dequeued") for job_id in intermediate.get_job_ids()]
+        recovered = []
+        for job_id, where in candidates:
+            try:
+                job = Job.fetch(job_id, connection=connection)
+            except NoSuchJobError:
+                if where == "dequeued":
+                    intermediate.remove(job_id)
+                continue
+            status = job.get_status(refresh=False)
+            if where == "started" and status != JobStatus.STARTED:
+                continue
+            beat = job.last_heartbeat or job.started_at or job.enqueued_at
+            if beat is None or (now() - beat).total_seconds() < abandoned_after:
+                continue
+            with connection.pipeline() as pipe:
+                if where == "started":
+                    started.remove_executions(job, pipeline=pipe)
+                else:
+                    pipe.lrem(intermediate.key, 1, job_id)
+                job.set_status(JobStatus.FAILED, pipeline=pipe)
+                failed.add(job, ttl=3600, exc_string=f"abandoned: no heartbeat for {abandoned_after:g} s "
+                                                     f"(its worker died); the reconciler runs it again",
+                           pipeline=pipe)
+                pipe.execute()
+            recovered.append(job_id)
+        recovered += self.enqueue_overdue(abandoned_after)
+        return recovered
+
+    def enqueue_overdue(self, late_by: float) -> list[str]:
+        """Move scheduled jobs (turn timeouts) that are `late_by` seconds overdue to the queue.
+        RQ's scheduler holds a lock that outlives a killed worker by a minute or more; until
+        another worker's scheduler takes it over, nothing moves due jobs but this."""
+        from datetime import timedelta as _td
+
+        registry = ScheduledJobRegistry(queue=self.queue)
+        due = registry.get_jobs_to_schedule(int((now() - _td(seconds=late_by)).timestamp()))
+        moved = []
+        for job_id in due:
+            try:
+                job = Job.fetch(job_id, connection=self.queue.connection)
+            except NoSuchJobError:
+                registry.remove(job_id)
+                continue
+            with self.queue.connection.pipeline() as pipe:
+                self.queue._enqueue_job(job, pipeline=pipe)
+                registry.remove(job, pipeline=pipe)
+                pipe.execute()
+            moved.append(job_id)
+        return moved
