@@ -231,3 +231,85 @@ def create_playable(service: GameService, game_type: str, rng: random.Random, **
         if service.load(game_id).to_act():
             return game_id, tokens
     raise AssertionError(f"no playable {game_type} game in 50 seeds")
+
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+class ChildProcess:
+    """A child process in its own process group (so kill -9 takes its children with it:
+    an RQ worker's work horse, gunicorn's workers), its output in a log file."""
+
+    def __init__(self, args: list[str], env: Optional[dict] = None, name: str = "child"):
+        import os
+        import subprocess
+        import tempfile
+
+        self.log_path = tempfile.mktemp(prefix=f"drill-{name}-", suffix=".log")
+        self._log = open(self.log_path, "w")
+        full_env = dict(os.environ)
+        full_env["PYTHONPATH"] = str(REPO) + (":" + full_env["PYTHONPATH"] if full_env.get("PYTHONPATH") else "")
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(args, cwd=str(REPO), env=full_env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """kill -9 of the whole process group: exactly a crash."""
+        import os
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def stop(self) -> None:
+        import os
+        import signal
+        import subprocess
+
+        if self.alive():
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                self.kill()
+        self._log.close()
+
+    def output(self) -> str:
+        self._log.flush()
+        with open(self.log_path) as handle:
+            return handle.read()
+
+
+def start_worker(redis_url: str, slow_turn: float = 0, reconcile_every: float = 0.5,
+                 monitoring: int = 1, abandoned_after: float = 3.0, extra_env: Optional[dict] = None) -> ChildProcess:
+    """`speculation worker` (the real CLI) on a private Redis, with fast abandoned-job recovery."""
+    env = {"REDIS_URL": redis_url, "SPECULATION_TEST_SLOW_TURN": str(slow_turn) if slow_turn else ""}
+    env.update(extra_env or {})
+    return ChildProcess([sys.executable, "-m", "service.cli", "worker", "--reconcile-every", str(reconcile_every),
+                         "--job-monitoring-interval", str(monitoring), "--abandoned-after", str(abandoned_after)],
+                        env, name="worker")
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, every: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return predicate()
+
+
+def service_games() -> list[str]:
+    """The games a separate service or worker process hosts (the test-only games that a
+    test registers in its own process are not among them)."""
+    return sorted(name for name, game in all_games().items() if game.__name__.startswith("projections."))
