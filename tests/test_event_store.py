@@ -133,3 +133,9 @@ class TestStoreContract:
         for e in events:
             assert e.hash == chain_hash(prev, e.body)
             prev = e.hash
+
+    def test_idempotency_lookup(self, store):
+        assert store.get_idempotent("g1", "k1") is None
+        first = append(store, "g1", [ev(1)], idempotency_key="k1", body_digest="d1")
+        digest, receipt = store.get_idempotent("g1", "k1")
+        assert digest == "d1" and receipt.as_dict() == first.as_dict() and receipt.duplicate

@@ -53,7 +53,8 @@ def test_game_starts_when_every_seat_is_claimed(svc):
 def test_simultaneous_secret_choice_is_hidden_until_all_committed(svc):
     service, _ = svc
     game_id, _ = new_game(service, seats=3)
-    receipt, session = service.act(game_id, 0, {"type": "bet", "amount": 3}, idempotency_key="a")
+    receipt, session, shown = service.act(game_id, 0, {"type": "bet", "amount": 3}, idempotency_key="a")
+    assert shown[0]["data"] == {"seat": 0, "amount": 3}
     assert session.to_act() == [1, 2]
     for viewer in (1, 2, None):
         shown, _ = service.events(game_id, viewer)
@@ -80,9 +81,9 @@ def test_secret_cards_only_seen_by_their_owner(svc):
 def test_idempotent_retry_and_conflicts(svc):
     service, _ = svc
     game_id, _ = new_game(service)
-    first, _ = service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="same")
-    again, _ = service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="same")
-    assert again.duplicate and again.as_dict() == first.as_dict()
+    first, _, first_events = service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="same")
+    again, _, again_events = service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="same")
+    assert again.duplicate and again.as_dict() == first.as_dict() and again_events == first_events
     assert service.load(game_id).version == first.version
     with pytest.raises(ApiError) as err:
         service.act(game_id, 0, {"type": "bet", "amount": 2}, idempotency_key="same")
