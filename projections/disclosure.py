@@ -8,6 +8,7 @@ events it caused are redacted by the game's own rules).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterable, Optional
 
 from events.envelope import StoredEvent
@@ -79,3 +80,18 @@ def view_for(session: Session, viewer: Optional[int]) -> dict:
     if session.finished and game.is_over(session.state):
         out["result"] = session.result or game.result(session.state)
     return out
+
+
+def full_state(state) -> object:
+    """The whole rules state as JSON (hidden parts included): only for ended games."""
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        return {f.name: full_state(getattr(state, f.name)) for f in dataclasses.fields(state)}
+    if isinstance(state, dict):
+        return {str(k): full_state(v) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return [full_state(v) for v in state]
+    if isinstance(state, (set, frozenset)):
+        return sorted((full_state(v) for v in state), key=repr)
+    if state is None or isinstance(state, (bool, int, float, str)):
+        return state
+    return repr(state)

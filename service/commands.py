@@ -439,7 +439,8 @@ class GameService:
         past = fold(self.store.read(game_id, 0, at), game_id)
         if current.finished:
             return {"version": at, "spectator": disclosure.view_for(past, None),
-                    "seats": [disclosure.view_for(past, s) for s in range(len(past.seats))]}
+                    "seats": [disclosure.view_for(past, s) for s in range(len(past.seats))],
+                    "full_state": disclosure.full_state(past.state)}
         return {"version": at, "view": disclosure.view_for(past, viewer)}
 
     def ledger(self, game_id: str, viewer: Optional[int]) -> dict:

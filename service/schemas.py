@@ -227,6 +227,7 @@ class ReplaySchema(Schema):
     view = fields.Nested(ViewSchema, metadata={"description": "while live: the caller's view (or the spectator's)"})
     spectator = fields.Nested(ViewSchema, metadata={"description": "after the end: the spectator view"})
     seats = fields.List(fields.Nested(ViewSchema), metadata={"description": "after the end: every seat's view"})
+    full_state = fields.Raw(metadata={"description": "after the end: the whole rules state, hidden parts included"})
 
 
 class LedgerEntrySchema(Schema):

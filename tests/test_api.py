@@ -244,6 +244,7 @@ def test_finished_game_replay_ledger_verify_export(api, tmp_path):
     for at in (1, version // 2, version):
         replay = api.http.get(f"/v1/games/{gid}/replay", query_string={"at": at}).json
         assert replay["version"] == at and len(replay["seats"]) == 3
+    assert replay["full_state"]["cards"] and replay["full_state"]["chips"] == summary["result"]["scores"]
     error_of(api.http.get(f"/v1/games/{gid}/replay", query_string={"at": version + 1}), 422)
     ledger = api.http.get(f"/v1/games/{gid}/ledger").json
     chips = {a: b.get("chips", 0) for a, b in ledger["balances"].items()}
