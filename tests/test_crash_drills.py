@@ -1,0 +1,76 @@
+"""Crash drills against private redis-servers with AOF appendfsync always, in a short form
+(the full drills: python -m ops.drills.redis_crash | worker_crash | api_crash):
+kill -9 of Redis during a flood of actions, of an RQ worker in the middle of a bot turn,
+of the API process in the middle of a request; and idempotency keys across a Redis crash."""
+
+import random
+
+import pytest
+
+from ops.drills import _kit, api_crash, redis_crash, worker_crash
+from ops.redis_process import RedisProcess, redis_server_path
+from projections import disclosure
+
+pytestmark = pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
+
+
+@pytest.fixture
+def durable():
+    server = RedisProcess(durable=True).start()
+    yield server
+    server.stop()
+
+
+def test_idempotency_keys_survive_a_redis_crash_in_every_game(durable):
+    import redis
+
+    client = redis.Redis.from_url(durable.url)
+    app = _kit.inline_app(client)
+    service = app.extensions["games"]
+    http = app.test_client()
+    sent = []
+    rng = random.Random(5)
+    for name in _kit.game_names():
+        game_id, tokens = _kit.create_playable(service, name, rng)
+        session = service.load(game_id)
+        seat = session.to_act()[0]
+        body = {"action": _kit.fill(disclosure.view_for(session, seat)["legal_actions"][0], rng),
+                "expected_version": session.version}
+        first = http.post(f"/v1/games/{game_id}/actions", json=body, headers=_kit.auth(tokens[seat], "before-crash"))
+        assert first.status_code == 200, first.json
+        sent.append((name, game_id, tokens[seat], body, first.json))
+    durable.kill()
+    durable.start()
+    client.connection_pool.disconnect()
+    app = _kit.inline_app(client)          # a restarted API too: nothing cached
+    http = app.test_client()
+    for name, game_id, token, body, answer in sent:
+        again = http.post(f"/v1/games/{game_id}/actions", json=body, headers=_kit.auth(token, "before-crash"))
+        assert again.status_code == 200 and again.json == answer, name
+        assert again.headers["Idempotent-Replayed"] == "true"
+        other = dict(body, expected_version=body["expected_version"] + 5)
+        refused = http.post(f"/v1/games/{game_id}/actions", json=other, headers=_kit.auth(token, "before-crash"))
+        assert refused.status_code == 409 and refused.json["error"]["code"] == "idempotency_conflict", name
+        assert len(_kit.command_events(app.extensions["games"].store.read_raw(game_id))) == 1
+
+
+@pytest.mark.slow
+def test_redis_killed_during_a_flood_loses_no_acknowledged_action():
+    figures = redis_crash.run(size=1, seed=3, clients=4, flood_seconds=0.8)
+    assert figures["ok"], {k: v for k, v in figures.items() if k != "kill_points"}
+    assert figures["acknowledged"] == figures["present"] == figures["commands_stored"] > 0
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_turn_the_turn_happens_once_and_the_games_finish():
+    figures = worker_crash.run(size=1, seed=2, slow=2.0, games=["speculation", "speculate"], finish_timeout=90)
+    assert figures["ok"], figures
+    assert figures["played_exactly_once"] == figures["kills"] == 1
+    assert figures["slowest_recovery_s"] < 30      # not RQ's ten minutes
+
+
+@pytest.mark.slow
+def test_api_killed_mid_request_the_retry_completes_the_action_once():
+    figures = api_crash.run(size=2, seed=4, pause=3.0, games=["speculation", "speculate"])
+    assert figures["ok"], figures
+    assert figures["killed_after_append"] == figures["killed_before_append"] == 1
