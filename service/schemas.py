@@ -232,7 +232,7 @@ class ReplaySchema(Schema):
 
 class LedgerEntrySchema(Schema):
     event = fields.Integer(required=True)
-    from_ = fields.String(required=True, data_key="from")
+    from_ = fields.String(required=True, data_key="from", attribute="from")
     to = fields.String(required=True)
     asset = fields.String(required=True)
     quantity = fields.Integer(required=True)
