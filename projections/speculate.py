@@ -1011,7 +1011,7 @@ def view(state: State, seat: Optional[int]) -> dict:
                   "dividend_divisor": DIVIDEND_DIVISOR},
         "over": over,
     }
-    if seat is not None and 0 <= seat < n:
+    if seat is not None and 0 <= seat < n and state.hands:   # not before the deal
         out["you"] = {"seat": seat, "hand": sorted(state.hands[seat]),
                       "objective": objective_json(state.objectives[seat]),
                       "objective_met_now": objective_met(state, seat)}
