@@ -36,3 +36,12 @@ def test_schemathesis_every_operation_no_5xx_no_schema_break():
     assert figures["5xx"] == 0, figures["failures"]
     assert figures["schema_failures"] == 0, figures["failures"]
     assert figures["ok"], figures
+
+
+def test_the_json_events_answer_is_documented(fake_redis):
+    """Regression (found by the fuzzer): the doc of GET /events listed only the streams, so
+    its default JSON answer had an undocumented content type."""
+    spec = _kit.make_app(fake_redis).test_client().get("/openapi.json").json
+    content = spec["paths"]["/v1/games/{game_id}/events"]["get"]["responses"]["200"]["content"]
+    assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Events"}
+    assert {"text/event-stream", "application/x-ndjson"} <= set(content)

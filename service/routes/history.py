@@ -84,6 +84,7 @@ def _stream(game_id: str, seat, after: int, kind: str, follow: float):
 @blp.route("/games/<game_id>/events")
 class Events(MethodView):
     @blp.doc(security=SECURED, responses={"200": {"content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/Events"}},
         SSE: {"schema": {"type": "string", "description": "Server-Sent Events; id = version"}},
         NDJSON: {"schema": {"type": "string", "description": "one JSON message per line"}}}}})
     @blp.arguments(EventsQuerySchema, location="query")
