@@ -10,6 +10,7 @@ import time
 import pytest
 
 from ops.drills import _kit, turn_timeout
+from ops.redis_process import redis_server_path
 from workers.embedded import EmbeddedWorker
 from workers.queue import RQJobs
 
@@ -89,6 +90,7 @@ def test_a_stale_timeout_changes_nothing(live):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 def test_drill_short_form_with_the_real_worker():
     figures = turn_timeout.run(size=1, timeout=1.0, games=["speculation", "speculate"], max_turns=3,
                                finish_timeout=60)
