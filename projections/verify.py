@@ -139,12 +139,30 @@ def _check_platform(session: Optional[Session], event: StoredEvent, seed: Option
             raise _Divergence(event.version, "seed", "the revealed seed does not match the commitment")
 
 
-def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: str = "") -> Report:
-    """Verify a whole log given as stored (body, hash) pairs; `seed` when known."""
+def _check_receipts(raw: list[tuple[str, str]], receipts: dict[int, str], head: Optional[tuple[int, str]]) -> None:
+    """Receipts a client kept (version -> head hash) and the store's own head must all be on
+    the chain: this is what catches a log cut short or rewritten wholesale with a new chain."""
+    for version, hash_ in sorted(receipts.items()):
+        if version > len(raw):
+            raise _Divergence(len(raw) + 1, "receipt", f"a receipt names version {version}, past the log's end")
+        if raw[version - 1][1] != hash_:
+            raise _Divergence(version, "receipt", "the hash at this version differs from the receipt's")
+    if head is not None:
+        version, hash_ = head
+        if version != len(raw) or (raw and raw[-1][1] != hash_):
+            raise _Divergence(min(version, len(raw)) + 1 if version != len(raw) else len(raw), "head",
+                              "the stream does not end at the store's recorded head")
+
+
+def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: str = "",
+               receipts: Optional[dict[int, str]] = None, head: Optional[tuple[int, str]] = None) -> Report:
+    """Verify a whole log given as stored (body, hash) pairs; `seed` when known; `receipts`
+    (version -> head hash) kept by clients; `head` the (version, hash) the store recorded."""
     report = Report()
     if seed is not None and not _valid_seed(seed):
         return report.fail(1, "seed", "the seed given is not 64 hex digits")
     try:
+        _check_receipts(raw, receipts or {}, head)
         events, broken = _decode_chain(raw, seed)
         if seed is None:
             scored = [e for e in events if e.type == "game.scored"]

@@ -66,3 +66,28 @@ def test_every_kind_of_tampering_is_named(game_type, fake_redis):
             report = verify_log(tampered)
             assert not report.ok, kind
             assert report.first_divergence["version"] == first_bad, (kind, report.first_divergence)
+
+
+def test_receipts_and_the_stored_head_catch_truncation_and_wholesale_rewrites(fake_redis):
+    from events.envelope import GENESIS, chain_hash
+
+    service, jobs = make_service(fake_redis)
+    session = service.create("speculation", {"deals": 3}, [{"bot": "random"}] * 3, seed=seed_of(5))
+    jobs.drain(service)
+    raw = service.store.read_raw(session.game_id)
+    receipts = {12: raw[11][1], len(raw): raw[-1][1]}
+    assert verify_log(raw, receipts=receipts, head=(len(raw), raw[-1][1])).ok
+    # Cut short: every remaining event is intact, but the receipt of the last one is gone.
+    cut = verify_log(raw[:-3], receipts=receipts)
+    assert not cut.ok and cut.first_divergence["check"] == "receipt"
+    assert not verify_log(raw[:-3], head=(len(raw), raw[-1][1])).ok
+    # Rewritten wholesale: one event edited and the whole chain recomputed from it.
+    forged, prev = [], GENESIS
+    for i, (body, _) in enumerate(raw):
+        if i == 11:
+            body = body.replace('"at":', '"at":1', 1)
+        prev = chain_hash(prev, body)
+        forged.append((body, prev))
+    report = verify_log(forged, receipts=receipts)
+    assert not report.ok and report.first_divergence == {"version": 12, "check": "receipt",
+                                                         "message": report.first_divergence["message"]}
