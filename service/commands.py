@@ -336,7 +336,7 @@ class GameService:
         if receipt.duplicate:
             return self._replayed(game_id, (digest, receipt), digest, seat)
         self._follow_up(after)
-        return receipt, after, self.batch_events(session, receipt, seat)
+        return receipt, after, self.batch_events(session, receipt, seat, after)
 
     def _replayed(self, game_id: str, seen, digest: str, seat: int):
         stored_digest, receipt = seen
@@ -413,13 +413,16 @@ class GameService:
         while self.store.head(game_id)[0] <= after_version and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
-    def batch_events(self, before: Session, receipt: Receipt, viewer: Optional[int]) -> list[dict]:
-        """The events of a just-appended batch as `viewer` may see them (no re-read)."""
+    def batch_events(self, before: Session, receipt: Receipt, viewer: Optional[int],
+                     after: Optional[Session] = None) -> list[dict]:
+        """The events of a just-appended batch as `viewer` may see them (no re-read; `after`,
+        the session after the batch, saves folding it once more)."""
         stored, prev = [], before.head
         for body, hash_ in receipt.sealed:
             stored.append(UPCASTERS.upcast(decode_body(body, prev, hash_)))
             prev = hash_
-        after = fold(stored, before.game_id, before)
+        if after is None:
+            after = fold(stored, before.game_id, before)
         shown, _ = disclosure.events_for(stored, before, viewer, after.finished, before.game_id)
         return shown
 
