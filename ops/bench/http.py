@@ -107,7 +107,7 @@ def run(env: Env, scale: Scale) -> list[Row]:
     settings = server_settings(scale)
     seconds = scale.seconds
     # enough games for every round at a generous rate; a shortfall is reported
-    budget = 40 if scale.smoke else int(1000 * seconds * (scale.rounds + 1))
+    budget = 40 if scale.smoke else int(2500 * seconds * (scale.rounds + 1))
     games = prepare_games(client, name, CONNECTIONS + budget // 150)
     service = Gunicorn("service.app:create_app()", {**settings, "REDIS_URL": url, "RQ_REDIS_URL": url,
                                                   "ALLOW_SEED": "1", "RATE_LIMIT": ""})

@@ -41,11 +41,15 @@ def run_all(env: Env, scale: Scale, out: Path, echo=print) -> None:
     rng = random.Random(1)
 
     def act_loop():
+        game = game_id
         deadline = time.perf_counter() + seconds
         n = 0
         while time.perf_counter() < deadline:
-            seat, action = random_move(service, game_id, rng)
-            service.act(game_id, seat, action, idempotency_key=f"p{n}")
+            move = random_move(service, game, rng)
+            if move is None:  # over: the next game
+                game, _ = open_game(service, "speculation", 4, f"{n:064x}", {"deals": 200})
+                continue
+            service.act(game, *move, idempotency_key=f"p{n}")
             n += 1
     if "speculation" in hosted_games():
         _profile("act", act_loop, out, echo)
