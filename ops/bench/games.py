@@ -66,8 +66,9 @@ def random_move(service, game_id: str, rng: random.Random):
 
 
 def play(service, game_id: str, rng: random.Random, max_actions: int = 100_000,
-         until_version: Optional[int] = None) -> int:
-    """Random legal actions until the game is over (or reaches `until_version`). Returns the count."""
+         until_version: Optional[int] = None, key=lambda n: f"r{n}") -> int:
+    """Random legal actions until the game is over (or reaches `until_version`). Returns the
+    count. `key(n)`: the idempotency key of the n-th action."""
     count = 0
     while count < max_actions:
         move = random_move(service, game_id, rng)
@@ -76,7 +77,7 @@ def play(service, game_id: str, rng: random.Random, max_actions: int = 100_000,
         if until_version is not None and service.load(game_id).version >= until_version:
             break
         seat, action = move
-        service.act(game_id, seat, action, idempotency_key=f"r{count}")
+        service.act(game_id, seat, action, idempotency_key=key(count))
         count += 1
     return count
 

@@ -3,12 +3,14 @@
 A whole game is played with random legal actions through the service on a private Redis and
 scored; then MEMORY USAGE (SAMPLES 0: every element counted) of each of the game's keys, the
 stream, its meta hash, its idempotency hash and its snapshot, is summed and divided by the
-game's number of events.
+game's number of events. Each action carries a UUID as its idempotency key, as a client's
+would (the key is stored for the game's life).
 """
 
 from __future__ import annotations
 
 import random
+import uuid
 
 from events.store import RedisEventStore, keys
 
@@ -28,7 +30,9 @@ def run(env: Env, scale: Scale) -> list[Row]:
     for n, (name, game) in enumerate(hosted_games().items()):
         service = service_on(RedisEventStore(client))
         game_id, _ = open_game(service, name, seats_for(game), seed_for(n))
-        play(service, game_id, random.Random(n), max_actions=40 if scale.smoke else 100_000)
+        rng = random.Random(n)
+        play(service, game_id, rng, max_actions=40 if scale.smoke else 100_000,
+             key=lambda _: str(uuid.UUID(int=rng.getrandbits(128), version=4)))  # what clients send
         service.score(game_id)
         version = service.load(game_id).version
         usage = game_memory(client, game_id)
