@@ -100,7 +100,17 @@ def cmd_export(args) -> None:
     sys.stdout.write(_get(args.api, f"/v1/games/{args.game}/export", accept="application/x-ndjson"))
 
 
-def verify_file(path: str) -> dict:
+def parse_receipts(items) -> dict[int, str]:
+    receipts = {}
+    for item in items or []:
+        version, _, head = item.partition(":")
+        if not version.isdigit() or len(head) != 64:
+            raise SystemExit(f"--receipt {item!r}: expected VERSION:HEAD (64 hex digits)")
+        receipts[int(version)] = head
+    return receipts
+
+
+def verify_file(path: str, receipts=None) -> dict:
     from projections.verify import verify_log
 
     with open(path) as handle:
@@ -108,15 +118,18 @@ def verify_file(path: str) -> dict:
     if not records or not records[0].get("complete"):
         raise SystemExit(f"{path}: not a complete export (export an ended game)")
     header, rows = records[0], records[1:]
-    report = verify_log([(r["body"], r["hash"]) for r in rows], header.get("seed"), header.get("game_id", ""))
+    report = verify_log([(r["body"], r["hash"]) for r in rows], header.get("seed"), header.get("game_id", ""),
+                        receipts=receipts)
     return report.as_dict()
 
 
 def cmd_verify(args) -> None:
+    receipts = parse_receipts(args.receipt)
     if os.path.exists(args.game_or_file):
-        report = verify_file(args.game_or_file)
+        report = verify_file(args.game_or_file, receipts)
     else:
-        report = _get(args.api, f"/v1/games/{args.game_or_file}/verify")
+        query = ",".join(f"{v}:{h}" for v, h in sorted(receipts.items()))
+        report = _get(args.api, f"/v1/games/{args.game_or_file}/verify" + (f"?receipts={query}" if query else ""))
     _print(report)
     if not report["ok"]:
         raise SystemExit(1)
@@ -156,6 +169,8 @@ def main(argv=None) -> None:
             p.add_argument("--status")
         elif name == "verify":
             p.add_argument("game_or_file")
+            p.add_argument("--receipt", action="append", metavar="VERSION:HEAD",
+                           help="a receipt you kept; it must be on the chain (repeatable)")
         else:
             p.add_argument("game")
         if name == "replay":

@@ -450,12 +450,15 @@ class GameService:
         current = self.load(game_id)
         return ledger_for(self.store.read(game_id, 0, current.version), viewer, current.finished, game_id)
 
-    def verify(self, game_id: str) -> dict:
+    def verify(self, game_id: str, receipts: Optional[dict[int, str]] = None) -> dict:
+        """Verify the stored log with the server's seed, against the store's recorded head and
+        any receipts (version -> head hash) a client kept."""
         # No load(): a log that fails its chain cannot be folded, and verify is what names it.
-        if self.store.head(game_id)[0] == 0:
+        head = self.store.head(game_id)
+        if head[0] == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
         raw = self.store.read_raw(game_id)
-        return verify_log(raw, self._seed(game_id), game_id).as_dict()
+        return verify_log(raw, self._seed(game_id), game_id, receipts=receipts, head=head).as_dict()
 
     def export(self, game_id: str, viewer: Optional[int]) -> list[dict]:
         """The log as NDJSON records: complete (exact stored bytes) once the game has ended,

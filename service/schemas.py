@@ -253,6 +253,26 @@ class DivergenceSchema(Schema):
     message = fields.String(required=True)
 
 
+class ReceiptsField(fields.String):
+    """`version:head,version:head` -> {version: head}."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        receipts = {}
+        for item in filter(None, text.split(",")):
+            version, _, head = item.partition(":")
+            if not version.isdigit() or int(version) < 1 or len(head) != 64 or \
+                    any(c not in "0123456789abcdef" for c in head):
+                raise ValidationError(f"{item!r} is not version:head (a version from 1, 64 hex digits)")
+            receipts[int(version)] = head
+        return receipts
+
+
+class VerifyQuerySchema(StrictSchema):
+    receipts = ReceiptsField(validate=validate.Length(max=20000), metadata={
+        "description": "receipts you kept, as version:head pairs separated by commas"})
+
+
 class VerifySchema(Schema):
     ok = fields.Boolean(required=True)
     events_checked = fields.Integer(required=True)

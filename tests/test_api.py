@@ -279,3 +279,15 @@ def test_live_export_and_replay_are_redacted(api):
                           headers={"Authorization": f"Bearer {tokens[1]}"}).json
     assert replay["view"]["state"]["my_card"] == cards[1]
     assert "seats" not in replay
+
+
+def test_verify_with_receipts(api):
+    game = api.create(seats=2)
+    tokens = api.claim_all(game)
+    gid = game["game_id"]
+    receipt = api.act(gid, tokens[0], {"type": "bet", "amount": 1}, "r1").json["receipt"]
+    good = api.http.get(f"/v1/games/{gid}/verify", query_string={"receipts": f"{receipt['version']}:{receipt['head']}"})
+    assert good.json["ok"] is True
+    forged = api.http.get(f"/v1/games/{gid}/verify", query_string={"receipts": f"{receipt['version']}:{'0' * 64}"}).json
+    assert forged["ok"] is False and forged["first_divergence"]["check"] == "receipt"
+    error_of(api.http.get(f"/v1/games/{gid}/verify", query_string={"receipts": "x:y"}), 422)

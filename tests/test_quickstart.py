@@ -85,6 +85,10 @@ def test_cli_lists_replays_exports_and_verifies(server, tmp_path):
     path.write_text(export.stdout)
     verified = cli("verify", str(path))
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"]
+    last = json.loads(export.stdout.splitlines()[-1])
+    version = json.loads(last["body"])["v"]
+    assert cli("verify", str(path), "--receipt", f"{version}:{last['hash']}").returncode == 0
+    assert cli("verify", str(path), "--receipt", f"{version}:{'1' * 64}").returncode == 1
     assert json.loads(cli("verify", game_id).stdout)["ok"]
     lines = export.stdout.splitlines()
     lines[5] = lines[5].replace('\\"at\\":', '\\"at\\":1', 1)

@@ -16,7 +16,7 @@ from projections.session import SCORED, fold
 
 from ..errors import Unauthorized, Unprocessable
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
-                       ReplaySchema, TicketSchema, VerifySchema)
+                       ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
 from . import games, viewer
 from .play import SECURED, seat_of
 
@@ -151,11 +151,14 @@ class Ledger(MethodView):
 
 @blp.route("/games/<game_id>/verify")
 class Verify(MethodView):
+    @blp.arguments(VerifyQuerySchema, location="query")
     @blp.response(200, VerifySchema)
-    def get(self, game_id):
+    def get(self, query, game_id):
         """Re-run the game from its log: the chain, every decision, every random draw (with the
-        server's seed), the result; the first divergence named."""
-        return games().verify(game_id)
+        server's seed), the result; the first divergence named. `receipts` lists receipts a
+        client kept (`version:head,…`): each must be on the chain, which catches a log cut
+        short or rewritten wholesale."""
+        return games().verify(game_id, query.get("receipts"))
 
 
 @blp.route("/games/<game_id>/export")
