@@ -82,10 +82,9 @@ def run(env: Env, scale: Scale) -> list[Row]:
     rows = []
     for clients in (1, 8):
         env.fresh_client().close()
-        store_rate, raw_rate = alternate(lambda: _run(_store_loop, url, clients, scale.seconds),
+        store_rate, raw_rate, ratio = alternate(lambda: _run(_store_loop, url, clients, scale.seconds),
                                          lambda: _run(_raw_loop, url, clients, scale.seconds),
                                          scale.rounds)
-        ratio = store_rate / raw_rate
         rows.append(Row("1 append", f"{clients} client{'s' if clients > 1 else ''}", store_rate, "appends/s",
                         raw_rate, "raw XADD/s", ratio, f"ratio >= {GOAL}", ratio >= GOAL,
                         {"store_us_per_append": 1e6 / store_rate * clients,

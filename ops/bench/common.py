@@ -70,8 +70,12 @@ def ops_per_second(step: Callable[[], None], seconds: float, batch: int = 20) ->
             return count / (now - start)
 
 
-def alternate(subject: Callable[[], float], baseline: Callable[[], float], rounds: int) -> tuple[float, float]:
-    """Measure subject and baseline in alternating rounds; each side's median round."""
+def alternate(subject: Callable[[], float], baseline: Callable[[], float], rounds: int) -> tuple[float, float, float]:
+    """Measure subject and baseline in alternating rounds (B S, S B, B S, ...).
+
+    Returns each side's median round and the median of the ratios subject/baseline of the
+    rounds taken side by side: load from elsewhere comes in bursts of seconds, which then hit
+    both rounds of a pair, so the pairs' ratios scatter much less than the rounds do."""
     subs, bases = [], []
     for i in range(rounds):
         if i % 2 == 0:
@@ -80,7 +84,8 @@ def alternate(subject: Callable[[], float], baseline: Callable[[], float], round
         else:
             subs.append(subject())
             bases.append(baseline())
-    return statistics.median(subs), statistics.median(bases)
+    ratios = [s / b for s, b in zip(subs, bases)]
+    return statistics.median(subs), statistics.median(bases), statistics.median(ratios)
 
 
 def percentile(values: list[float], q: float) -> float:

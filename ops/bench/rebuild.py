@@ -54,9 +54,8 @@ def run(env: Env, scale: Scale) -> list[Row]:
                 json.loads(unpack_body(fields[b"e"]))
 
         seconds = scale.seconds / 2
-        subject, baseline = alternate(lambda: _rate(rebuild, version, seconds),
+        subject, baseline, ratio = alternate(lambda: _rate(rebuild, version, seconds),
                                       lambda: _rate(decode_only, version, seconds), scale.rounds)
-        ratio = subject / baseline
         rows.append(Row("4 rebuild", name, subject, "events/s", baseline, "read + JSON decode events/s",
                         ratio, f"ratio >= {GOAL}", ratio >= GOAL, {"events": version}))
     client.close()
