@@ -163,6 +163,19 @@ def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: 
         return report.fail(1, "seed", "the seed given is not 64 hex digits")
     try:
         _check_receipts(raw, receipts or {}, head)
+    except _Divergence as div:
+        outside = div  # reported unless the log itself diverges earlier
+    else:
+        outside = None
+    inside = _verify_events(raw, seed, game_id, report)
+    first = min((d for d in (inside, outside) if d is not None), key=lambda d: d.version, default=None)
+    if first is not None:
+        return report.fail(first.version, first.check, first.message)
+    return report
+
+
+def _verify_events(raw, seed, game_id, report: Report) -> Optional[_Divergence]:
+    try:
         events, broken = _decode_chain(raw, seed)
         if seed is None:
             scored = [e for e in events if e.type == "game.scored"]
@@ -181,8 +194,8 @@ def verify_log(raw: list[tuple[str, str]], seed: Optional[str] = None, game_id: 
         if broken is not None:
             raise broken
     except _Divergence as div:
-        return report.fail(div.version, div.check, div.message)
-    return report
+        return div
+    return None
 
 
 def _replay(events: list[StoredEvent], seed: Optional[str], game_id: str, report: Report) -> None:
