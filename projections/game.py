@@ -86,6 +86,19 @@ def seat_account(seat: int) -> str:
     return f"seat:{seat}"
 
 
+def replace(obj, **changes):
+    """dataclasses.replace without re-running __init__ over every field: copy the instance's
+    fields, then set the changed ones (for frozen states with no __post_init__). The rules
+    fold a state per event, and dataclasses.replace was half of a random playout's time in
+    the profile."""
+    if not changes.keys() <= obj.__dataclass_fields__.keys():
+        raise TypeError(f"{type(obj).__name__} has no field(s) {set(changes) - set(obj.__dataclass_fields__)}")
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """What the registry knows of a game, for the API's game-type listing."""

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Optional
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import BANK, IllegalAction, Transfer, seat_account
+from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
 
 NAME = "speculate"
 RULES_VERSION = 1

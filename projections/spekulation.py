@@ -24,19 +24,7 @@ from typing import Any, Callable, Optional
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import BANK, IllegalAction, Transfer, seat_account
-
-
-def replace(obj, **changes):
-    """dataclasses.replace without re-running __init__ over every field: copy the instance's
-    fields, then set the changed ones (the states here have no __post_init__). The rules fold
-    a state per event; replace() was half of a random playout's time in the profile."""
-    if not changes.keys() <= obj.__dataclass_fields__.keys():
-        raise TypeError(f"{type(obj).__name__} has no field(s) {set(changes) - set(obj.__dataclass_fields__)}")
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    new.__dict__.update(changes)
-    return new
+from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
 
 
 NAME = "spekulation"
