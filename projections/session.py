@@ -121,6 +121,32 @@ def evolve(session: Optional[Session], event: StoredEvent, game_id: str = "") ->
 
 
 def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session] = None) -> Optional[Session]:
+    """evolve() over the events. A run of rules events folds straight into the game's state
+    and updates the session once at its end (the same result: a game once over stays over,
+    and only platform events change anything else)."""
+    run: list[StoredEvent] = []
     for event in events:
+        if session is not None and event.type not in PLATFORM_EVENTS:
+            run.append(event)
+            continue
+        if run:
+            session = _fold_rules_run(session, run)
+            run = []
         session = evolve(session, event, game_id)
-    return session
+    return _fold_rules_run(session, run) if run else session
+
+
+def _fold_rules_run(session: Session, run: list[StoredEvent]) -> Session:
+    game = get_game(session.game_type)
+    evolve_rules = game.evolve
+    state = session.state
+    last_action_at = session.last_action_at
+    for event in run:
+        state = evolve_rules(state, {"type": event.type, **event.data})
+        if event.cmd is not None:
+            last_action_at = event.at
+    last = run[-1]
+    changes = {"state": state, "version": last.version, "head": last.hash, "last_action_at": last_action_at}
+    if session.status == ACTIVE and game.is_over(state):
+        changes["status"] = ENDED
+    return _with(session, **changes)
