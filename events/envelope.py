@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 GENESIS = "0" * 64
 
@@ -47,8 +47,10 @@ class NewEvent:
     cmd: Optional[dict] = None
 
 
-@dataclass(frozen=True)
-class StoredEvent:
+class StoredEvent(NamedTuple):
+    """A stored event, decoded. A named tuple rather than a frozen dataclass: a rebuild makes
+    one per event, and a frozen dataclass's __init__ cost more than decoding the JSON."""
+
     version: int
     type: str
     schema: int
@@ -84,8 +86,8 @@ def encode_body(version: int, event: NewEvent, at: int, nonce: Optional[str] = N
 
 def decode_body(body: str, prev_hash: str, hash_: str) -> StoredEvent:
     raw = json.loads(body)
-    return StoredEvent(version=raw["v"], type=raw["t"], schema=raw["s"], data=raw["d"],
-                       cmd=raw.get("c"), at=raw["at"], nonce=raw.get("n"), prev_hash=prev_hash, hash=hash_, body=body)
+    return StoredEvent(raw["v"], raw["t"], raw["s"], raw["d"], raw.get("c"), raw["at"], raw.get("n"),
+                       prev_hash, hash_, body)
 
 
 def seal(events: list[NewEvent], base_version: int, base_head: str, at: int,

@@ -7,7 +7,6 @@ so upcasting changes nothing an auditor checks.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable
 
 from .envelope import StoredEvent
@@ -34,7 +33,7 @@ class Upcasters:
             schema += 1
         if schema == event.schema:
             return event
-        return replace(event, schema=schema, data=data)
+        return event._replace(schema=schema, data=data)
 
 
 def _created_v1_to_v2(data: dict) -> dict:
