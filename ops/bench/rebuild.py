@@ -1,4 +1,5 @@
-"""Goal 4: rebuilding a game's state from its log (read, check the chain, decode, upcast, fold)
+"""Goal 4: rebuilding a game's state from its log (read, decode, upcast, fold; the hash chain
+is verify's to check, and a load checks only that a tail chains from its cached base)
 vs reading and JSON-decoding the same entries without folding, on a finished game of each type.
 
 Subject: the service's cold rebuild, `GameService._fold_tail(game_id, None, version)`: what a
