@@ -20,6 +20,7 @@ from .common import Row, Scale
 from .games import hosted_games, seats_for, seed_for
 
 GOAL = 200
+GOAL_GAMES = {"speculation"}
 
 
 def playout(game, seats: int, seed: str, rng: random.Random) -> int:
@@ -55,7 +56,9 @@ def run(env, scale: Scale) -> list[Row]:
         rates = [measure(game, scale.seconds) for _ in range(max(1, scale.rounds // 2))]
         rate = sorted(r for r, _ in rates)[len(rates) // 2]
         per_game = rates[0][1]
-        rows.append(Row("7 playouts", name, rate, "games/s", goal=f">= {GOAL} games/s", met=rate >= GOAL,
+        # The goal is set for speculation; the other games' rates are reported beside it.
+        goal, met = (f">= {GOAL} games/s", rate >= GOAL) if name in GOAL_GAMES else ("", None)
+        rows.append(Row("7 playouts", name, rate, "games/s", goal=goal, met=met,
                         extra={"actions_per_game": round(per_game, 1),
                                "actions_per_s": round(rate * per_game)}))
     return rows
