@@ -52,7 +52,7 @@ class EmbeddedWorker:
 
         queue = Queue(QUEUE_NAME, connection=self.connection)
         worker = ThreadWorker([queue], connection=self.connection)
-        scheduler = RQScheduler([queue], connection=self.connection)
+        scheduler = RQScheduler([queue], connection=self.connection, logging_level="WARNING")
         next_reconcile = 0.0
         while not self._stop.is_set():
             try:
