@@ -4,30 +4,10 @@ from __future__ import annotations
 
 from events.index import GameIndex
 from events.store import RedisEventStore
+from ops.drills._kit import ListJobs
 from service.commands import GameService
-from workers import jobs as job_functions
 
-
-class ListJobs:
-    def __init__(self):
-        self.pending = []
-
-    def bot_turn(self, game_id, seat, version):
-        self.pending.append(("bot_turn", game_id, seat, version))
-
-    def score(self, game_id):
-        self.pending.append(("score", game_id))
-
-    def turn_timeout(self, game_id, seat, version, seconds):
-        self.pending.append(("turn_timeout", game_id, seat, version))
-
-    def drain(self, service, limit=100_000):
-        ran = 0
-        while self.pending and ran < limit:
-            name, *args = self.pending.pop(0)
-            getattr(job_functions, name)(service, *args)
-            ran += 1
-        return ran
+__all__ = ["ListJobs", "make_service"]
 
 
 def make_service(client, **kw):
