@@ -6,7 +6,7 @@ import random
 from typing import Callable, Optional
 
 from events.randomness import Draws
-from workers.bots.random_bot import fill_template
+from workers.bots.random_bot import fill_template, is_range
 
 
 def seed_for(n: int) -> str:
@@ -49,3 +49,15 @@ def random_playout(game, options: dict, seats: int, seed: str, *, max_actions: i
                 on_event(before, event, state)
         actions += 1
     return state, actions
+
+
+def is_legal(action: dict, legal_actions: list[dict]) -> bool:
+    """Whether a complete action is one of the legal actions, or fills one of their templates
+    (each {"min", "max"} field an int in range; a bool is not an int)."""
+    for template in legal_actions:
+        if set(template) != set(action):
+            continue
+        if all(type(action[k]) is int and v["min"] <= action[k] <= v["max"] if is_range(v) else action[k] == v
+               for k, v in template.items()):
+            return True
+    return False

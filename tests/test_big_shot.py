@@ -13,7 +13,7 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import big_shot as g
 from projections.game import IllegalAction
-from tests.gamekit import random_playout, seed_for, start_game
+from tests.gamekit import is_legal, random_playout, seed_for, start_game
 from workers.bots import big_shot as bot
 from workers.bots.random_bot import fill_template, is_range
 
@@ -86,24 +86,6 @@ def at_placement(players=3, placer=0, lot=("red", "red", "blue", "green"), aucti
 
 def place(state, seat, colour, name, rng=None):
     return act(state, seat, {"type": "place", "colour": colour, "district": name}, rng)
-
-
-def matches(action, legal):
-    for template in legal:
-        if set(template) != set(action):
-            continue
-        ok = True
-        for key, value in template.items():
-            if is_range(value):
-                v = action[key]
-                ok = type(v) is int and value["min"] <= v <= value["max"]
-            else:
-                ok = action[key] == value
-            if not ok:
-                break
-        if ok:
-            return True
-    return False
 
 
 # ----------------------------------------------------------------------------- board data
@@ -741,7 +723,7 @@ def _play(players, seed_n, bots, roundtrip=False):
             if roundtrip:                 # the bot works from the JSON view a client gets
                 view = json.loads(json.dumps(view))
             action = bot.heuristic(view, legal, seat, rng)
-            assert matches(action, legal), (action, legal)
+            assert is_legal(action, legal), (action, legal)
         else:
             action = fill_template(rng.choice(legal), rng)
         version += 1

@@ -8,26 +8,9 @@ import random
 
 from events.randomness import Draws
 from projections import speculation as g
-from tests.gamekit import seed_for, start_game
+from tests.gamekit import is_legal, seed_for, start_game
 from workers.bots import speculation as bot
-from workers.bots.random_bot import choose, is_range
-
-
-def _is_legal(action, legal):
-    for template in legal:
-        if set(template) != set(action):
-            continue
-        ok = True
-        for key, value in template.items():
-            if is_range(value):
-                amount = action[key]
-                ok = ok and isinstance(amount, int) and not isinstance(amount, bool) \
-                    and value["min"] <= amount <= value["max"]
-            else:
-                ok = ok and action[key] == value
-        if ok:
-            return True
-    return False
+from workers.bots.random_bot import choose
 
 
 def play(seed_n, seats, options, heuristic_seats, check=False):
@@ -42,7 +25,7 @@ def play(seed_n, seats, options, heuristic_seats, check=False):
         if seat in heuristic_seats:
             action = bot.heuristic(view, legal, seat, rng)
             if check:
-                assert _is_legal(action, legal), (action, legal)
+                assert is_legal(action, legal), (action, legal)
         else:
             action = choose(view, legal, seat, rng)
         version += 1
