@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from redis.exceptions import WatchError
+
 LOBBY_ALL = "lobby:all"
 STATUSES = ("open", "active", "ended", "scored")
 
@@ -66,18 +68,29 @@ class GameIndex:
 
     # --- leaderboards ----------------------------------------------------------------
     def record_result(self, game_type: str, game_id: str, players: list[dict]) -> bool:
-        """Add one scored game to its type's leaderboard, once. `players`: [{key, rank, won}]."""
-        if not self.redis.sadd(f"board:{game_type}:games", game_id):
-            return False
-        pipe = self.redis.pipeline()
-        for player in players:
-            key = f"board:{game_type}:{player['key']}"
-            pipe.hincrby(key, "games", 1)
-            pipe.hincrbyfloat(key, "wins", player["won"])
-            pipe.hincrby(key, "rank_sum", player["rank"])
-            pipe.sadd(f"board:{game_type}:players", player["key"])
-        pipe.execute()
-        return True
+        """Add one scored game to its type's leaderboard, once. `players`: [{key, rank, won}].
+
+        The game's membership and its counts are written in one transaction, so a crash
+        between them cannot count a game twice or mark it counted without its counts."""
+        games_key = f"board:{game_type}:games"
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(games_key)
+                    if pipe.sismember(games_key, game_id):
+                        return False
+                    pipe.multi()
+                    pipe.sadd(games_key, game_id)
+                    for player in players:
+                        key = f"board:{game_type}:{player['key']}"
+                        pipe.hincrby(key, "games", 1)
+                        pipe.hincrbyfloat(key, "wins", player["won"])
+                        pipe.hincrby(key, "rank_sum", player["rank"])
+                        pipe.sadd(f"board:{game_type}:players", player["key"])
+                    pipe.execute()
+                    return True
+                except WatchError:
+                    continue
 
     def leaderboard(self, game_type: str) -> list[dict]:
         names = sorted(n.decode() for n in self.redis.smembers(f"board:{game_type}:players"))

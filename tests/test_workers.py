@@ -88,3 +88,18 @@ def test_rq_enqueue_is_unique_per_turn(fake_redis):
     jobs.bot_turn("g1", 0, 5)
     jobs.bot_turn("g1", 1, 5)
     assert Queue(QUEUE_NAME, connection=fake_redis).count == 2
+
+
+def test_a_scoring_retry_repairs_a_leaderboard_missed_by_a_crash(fake_redis):
+    service, jobs = make_service(fake_redis)
+    session = service.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
+    real_record = service.index.record_result
+    service.index.record_result = lambda *a, **k: (_ for _ in ()).throw(ConnectionError("crash"))
+    with pytest.raises(ConnectionError):
+        jobs.drain(service)  # the scoring job dies after appending game.scored
+    service.index.record_result = real_record
+    assert service.load(session.game_id).status == "scored"
+    assert service.index.leaderboard("big-shot") == []
+    job_functions.score(service, session.game_id)  # RQ's retry of the job
+    job_functions.score(service, session.game_id)
+    assert sum(row["games"] for row in service.index.leaderboard("big-shot")) == 2
