@@ -198,8 +198,10 @@ class GameService:
         try:
             loaded = game.OptionsSchema().load(options or {})
         except ValidationError as err:
-            fields = ", ".join(sorted(err.messages)) if isinstance(err.messages, dict) else ""
-            raise Unprocessable(f"options: invalid {fields}".strip(), {"field": "options", "errors": err.messages})
+            problems = err.messages if isinstance(err.messages, dict) else {"_schema": err.messages}
+            message = "; ".join(f"options.{name}: {' '.join(map(str, why)) if isinstance(why, list) else why}"
+                                for name, why in sorted(problems.items()))
+            raise Unprocessable(message, {"field": "options", "errors": err.messages})
         if seed is not None and not self.allow_seed:
             raise Unprocessable("seed: choosing the seed is allowed only in test configuration",
                                 {"field": "seed"}, code="seed_not_allowed")
@@ -222,7 +224,8 @@ class GameService:
             events += _new_events([{"type": "game.started"}] + start)
         receipt, session = self._append(placeholder, events, expected_version=0,
                                         meta={"seed": seed, "type": game_type})
-        self.index.record(game_id, game_type, session.status, session.created_at)
+        if session.status == OPEN:  # _append indexed an all-bot game already (its status changed)
+            self.index.record(game_id, game_type, session.status, session.created_at)
         self._follow_up(session)
         return session
 
@@ -343,8 +346,14 @@ class GameService:
         stored_digest, receipt = seen
         if stored_digest != digest:
             raise self._idem_conflict(self.store.head(game_id)[0])
-        shown, current = self.events(game_id, seat, receipt.first_version - 1, receipt.version)
-        return receipt, current, shown
+        # The original answer: the batch's events and the game as the batch left it (not as it
+        # is now), so a retry gets the same response however far the game has moved on.
+        finished = self.load(game_id).finished
+        stored = self.store.read(game_id, 0, receipt.version)
+        before = fold(stored[:receipt.first_version - 1], game_id)
+        shown, at_receipt = disclosure.events_for(stored[receipt.first_version - 1:], before, seat,
+                                                  finished, game_id)
+        return receipt, at_receipt, shown
 
     @staticmethod
     def _idem_conflict(version: int) -> Conflict:
@@ -382,6 +391,8 @@ class GameService:
         """Append the final result and reveal the seed (idempotent)."""
         for _ in range(MAX_HEAD_RETRIES):
             session = self.load(game_id)
+            if session.status == SCORED:
+                self._record_leaderboard(session)  # once per game; repairs a crash after the append
             if session.status != ENDED:
                 return session
             result = session.game.result(session.state)

@@ -40,8 +40,8 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
     if delay > 0:   # a test hook: the crash drill kills a worker in the middle of a turn
         time.sleep(delay)
     try:
-        receipt, _, _ = service.act(game_id, seat, action, expected_version=version,
-                                 idempotency_key=f"{by}:{version if key_version is None else key_version}", by=by)
+        key = f"{by}:{version if key_version is None else key_version}"
+        receipt, _, _ = service.act(game_id, seat, action, expected_version=version, idempotency_key=key, by=by)
     except ApiError as err:
         if err.status == 409:
             return "stale"
