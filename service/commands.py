@@ -20,7 +20,7 @@ from typing import Optional, Protocol
 
 from marshmallow import ValidationError
 
-from events.envelope import NewEvent, body_digest, chain_hash, decode_body
+from events.envelope import NewEvent, StoredEvent, body_digest, chain_hash, decode_body
 from events.index import GameIndex
 from events.randomness import Draws, commitment, event_nonce, new_seed
 from events.store import EventStore, IdempotencyConflict, Receipt, VersionConflict
@@ -29,7 +29,7 @@ from projections import disclosure
 from projections.game import IllegalAction
 from projections.ledger import ledger_for
 from projections.registry import UnknownGame, all_games, get_game
-from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, evolve, fold
+from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, fold
 from projections.verify import verify_log
 
 from .errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
@@ -166,23 +166,24 @@ class GameService:
         return seed
 
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
-                idem_key="", digest="", meta=None) -> tuple[Receipt, Session]:
-        """Append a batch built on `session`; returns the receipt and the session after it."""
+                idem_key="", digest="", meta=None) -> tuple[Receipt, Session, list[StoredEvent]]:
+        """Append a batch built on `session`; returns the receipt, the session after it and
+        the batch's events as stored (decoded once, here)."""
         seed = self._seed(session.game_id)
         receipt = self.store.append(session.game_id, events, base_version=session.version,
                                     base_head=session.head, expected_version=expected_version,
                                     idempotency_key=idem_key, body_digest=digest, meta=meta,
                                     nonce=partial(event_nonce, seed))
-        after = session
-        prev = session.head
+        stored, prev = [], session.head
         for body, hash_ in receipt.sealed:
-            after = evolve(after, decode_body(body, prev, hash_), session.game_id)
+            stored.append(decode_body(body, prev, hash_))
             prev = hash_
+        after = fold(stored, session.game_id, session)
         if receipt.sealed:
             self._remember(after)
             if after.status != session.status:
                 self.index.record(after.game_id, after.game_type, after.status, after.created_at)
-        return receipt, after
+        return receipt, after, stored
 
     # --- creating and joining ---------------------------------------------------------
     def create(self, game_type: str, options: Optional[dict], seats: list[dict], *,
@@ -222,7 +223,7 @@ class GameService:
         if all(s["kind"] == "bot" for s in seat_info):
             start = game.start(game.new_state(loaded, len(seat_info)), Draws(seed, "v2"))
             events += _new_events([{"type": "game.started"}] + start)
-        receipt, session = self._append(placeholder, events, expected_version=0,
+        _, session, _ = self._append(placeholder, events, expected_version=0,
                                         meta={"seed": seed, "type": game_type})
         if session.status == OPEN:  # _append indexed an all-bot game already (its status changed)
             self.index.record(game_id, game_type, session.status, session.created_at)
@@ -245,7 +246,7 @@ class GameService:
                 rng = Draws(self._seed(game_id), f"v{session.version + 2}")
                 events += _new_events([{"type": "game.started"}] + game.start(session.state, rng))
             try:
-                _, after = self._append(session, events, expected_version=session.version,
+                _, after, _ = self._append(session, events, expected_version=session.version,
                                         meta={f"token:{token_hash(token)}": str(seat)})
             except VersionConflict:
                 continue
@@ -327,7 +328,7 @@ class GameService:
             raise Unprocessable(err.message, details, code=err.code)
         cmd = {"seat": seat, "action": action, "by": by}
         try:
-            receipt, after = self._append(session, _new_events(decided, cmd),
+            receipt, after, stored = self._append(session, _new_events(decided, cmd),
                                           expected_version=expected_version, idem_key=idem, digest=digest)
         except IdempotencyConflict as err:
             raise self._idem_conflict(err.current_version)
@@ -340,7 +341,7 @@ class GameService:
         if receipt.duplicate:
             return self._replayed(game_id, (digest, receipt), digest, seat)
         self._follow_up(after)
-        return receipt, after, self.batch_events(session, receipt, seat, after)
+        return receipt, after, self.batch_events(session, stored, seat, after)
 
     def _replayed(self, game_id: str, seen, digest: str, seat: int):
         stored_digest, receipt = seen
@@ -398,7 +399,7 @@ class GameService:
             result = session.game.result(session.state)
             event = NewEvent("game.scored", {"result": result, "seed": self._seed(game_id)})
             try:
-                _, after = self._append(session, [event], idem_key="scoring", digest="scoring")
+                _, after, _ = self._append(session, [event], idem_key="scoring", digest="scoring")
             except VersionConflict:
                 continue
             self._record_leaderboard(after)
@@ -425,16 +426,10 @@ class GameService:
         while self.store.head(game_id)[0] <= after_version and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
-    def batch_events(self, before: Session, receipt: Receipt, viewer: Optional[int],
-                     after: Optional[Session] = None) -> list[dict]:
-        """The events of a just-appended batch as `viewer` may see them (no re-read; `after`,
-        the session after the batch, saves folding it once more)."""
-        stored, prev = [], before.head
-        for body, hash_ in receipt.sealed:
-            stored.append(UPCASTERS.upcast(decode_body(body, prev, hash_)))
-            prev = hash_
-        if after is None:
-            after = fold(stored, before.game_id, before)
+    @staticmethod
+    def batch_events(before: Session, stored: list[StoredEvent], viewer: Optional[int],
+                     after: Session) -> list[dict]:
+        """The events of a just-appended batch as `viewer` may see them (no re-read)."""
         shown, _ = disclosure.events_for(stored, before, viewer, after.finished, before.game_id)
         return shown
 
