@@ -381,7 +381,6 @@ def test_deal_ends_when_non_holder_piles_are_empty_holder_wins_whole_pot():
     for _ in range(2):  # seat 1 holds KH and is skipped
         steps += [(2, "reveal"), (1, "keep"), (3, "reveal"), (1, "keep"), (0, "reveal"), (1, "keep")]
     steps += [(2, "reveal"), (1, "keep"), (3, "reveal"), (1, "keep"), (0, "reveal")]
-    state0 = state
     state, ev = run(state, rng, steps)
     # after the last reveal the holder's decision still comes first
     assert state.phase == g.SALE and g.to_act(state) == [1]
@@ -753,7 +752,6 @@ def _pick(state, seat, legal, rng):
 def _check_session(options, seats, seed, full):
     """One random session with invariants after every event."""
     bal: dict = {}
-    total: dict = {}
     state0 = g.new_state(g.OptionsSchema().load(options), seats)
     state, opening = start_game(g, options, seats, seed)
     n = seats

@@ -43,7 +43,7 @@ def test_all_bot_game_is_played_to_scored_on_rq(redis_client):
 
 def test_a_bot_turn_run_twice_plays_once(fake_redis):
     service, jobs = make_service(fake_redis)
-    session = service.create("speculation", {}, [{"bot": "random"}] * 3, seed=SEED)
+    service.create("speculation", {}, [{"bot": "random"}] * 3, seed=SEED)
     name, game_id, seat, version = jobs.pending[0]
     assert name == "bot_turn"
     assert job_functions.bot_turn(service, game_id, seat, version) == "played"

@@ -18,7 +18,7 @@ from ..errors import Unauthorized, Unprocessable
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
 from . import games, viewer
-from .play import SECURED, seat_of
+from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
 
