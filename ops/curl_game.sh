@@ -26,8 +26,11 @@ while true; do
   if [ "$(echo "$VIEW" | get '0 in d["to_act"]')" = "True" ]; then
     ACTION=$(echo "$VIEW" | get 'json.dumps({k: (v["min"] if isinstance(v, dict) else v) for k, v in d["legal_actions"][0].items()})')
     n=$((n + 1))
-    curl -sf -X POST "$API/v1/games/$GAME/actions" -H "$AUTH" -H "Idempotency-Key: curl-$n" \
-      -H 'Content-Type: application/json' -d "{\"action\":$ACTION,\"expected_version\":$VERSION}" >/dev/null
+    STATUS_CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/v1/games/$GAME/actions" -H "$AUTH" \
+      -H "Idempotency-Key: curl-$n" -H 'Content-Type: application/json' \
+      -d "{\"action\":$ACTION,\"expected_version\":$VERSION}")
+    # 409: a bot moved first (simultaneous choices); read the view again and decide anew.
+    case "$STATUS_CODE" in 200|409) ;; *) echo "action refused: HTTP $STATUS_CODE" >&2; exit 1 ;; esac
   else
     # Not our turn: long-poll until the bots move the game on.
     curl -sf "$API/v1/games/$GAME/view?wait=10&after_version=$VERSION" -H "$AUTH" >/dev/null

@@ -35,7 +35,8 @@ def server():
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-@pytest.mark.parametrize("game_type, players", [("speculation", 3), ("big-shot", 2)])
+@pytest.mark.parametrize("game_type, players", [("speculation", 3), ("big-shot", 2), ("spekulation", 3),
+                                                ("speculate", 3)])
 def test_curl_script_plays_a_whole_game_on_the_embedded_service(server, game_type, players):
     out = subprocess.run(["bash", "ops/curl_game.sh", game_type, str(players)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300, env={**os.environ, "API": server})
