@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean
+.PHONY: install serve test worker demo bench clean golden
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,7 @@ bench: $(BENCH_STAMP)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
+
+# Re-record the golden games (tests/golden/): only when a change is meant to alter new games.
+golden: $(STAMP)
+	$(BIN)/python -m tests.golden_games
