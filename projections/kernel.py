@@ -230,3 +230,14 @@ def evolver(handlers: Mapping[str, Callable[[Any, dict], Any]]) -> Callable[[Any
         return handler(state, event)
 
     return evolve
+
+
+def ledger(handlers: Mapping[str, Callable[[Any, dict], list]]) -> Callable[[Any, dict], list]:
+    """A transfers() dispatching one function per event type that moves assets; every other
+    event moves nothing."""
+
+    def transfers(state: Any, event: dict) -> list:
+        handler = handlers.get(event["type"])
+        return handler(state, event) if handler is not None else []
+
+    return transfers

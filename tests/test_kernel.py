@@ -91,3 +91,11 @@ def test_schemas_come_from_the_same_definition():
     assert ACTIONS.schemas["add"].__name__ == "ToyCounter_add"
     assert schema.validate({"type": "add", "n": 9, "twice": False})
     assert schema.validate({"type": "add", "n": 2, "twice": 1})
+
+
+def test_ledger_dispatches_by_event_type():
+    from projections.kernel import ledger
+
+    transfers = ledger({"added": lambda state, event: [("bank", event["n"])]})
+    assert transfers(Counter(), {"type": "added", "n": 2}) == [("bank", 2)]
+    assert transfers(Counter(), {"type": "other"}) == []
