@@ -1,4 +1,5 @@
-"""Cross-game indexes on Redis: the lobby, the token directory and the leaderboards.
+"""Cross-game indexes on Redis: the lobby, the token directory, stream
+tickets and the leaderboards.
 
 These are projections kept beside the streams (each key on its own, so they work on Redis
 Cluster); they can be rebuilt from the streams, and are never part of the audit.
@@ -65,6 +66,14 @@ class GameIndex:
             return None
         game_id, seat = value.decode().rsplit(":", 1)
         return game_id, int(seat)
+
+    # --- stream tickets --------------------------------------------------------------
+    def record_ticket(self, ticket_hash: str, value: str, ttl: int) -> None:
+        self.redis.set(f"ticket:{ticket_hash}", value, ex=ttl)
+
+    def ticket(self, ticket_hash: str) -> Optional[str]:
+        value = self.redis.get(f"ticket:{ticket_hash}")
+        return None if value is None else value.decode()
 
     # --- leaderboards ----------------------------------------------------------------
     def record_result(self, game_type: str, game_id: str, players: list[dict]) -> bool:

@@ -9,8 +9,9 @@ from flask import Flask, jsonify, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
-from . import config as config_module
-from .errors import ApiError
+from . import bootstrap
+from .core.errors import CoreError
+from .errors import ApiError, status_of
 from .schemas import ErrorSchema
 
 log = logging.getLogger(__name__)
@@ -78,8 +79,7 @@ class ServiceApi(Api):
 def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     """Build the app. `config` overrides the environment; `backend` (the Redis clients) and
     `jobs` (the follow-up queue) may be injected, as tests do."""
-    settings = config_module.from_env()
-    settings.update(config or {})
+    settings = bootstrap.settings(config)
     app = Flask(__name__)
     app.config.update(settings)
     app.config.update(API_TITLE=API_TITLE, API_VERSION=API_VERSION, OPENAPI_VERSION="3.0.3",
@@ -88,8 +88,8 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
                       OPENAPI_SWAGGER_UI_PATH="/swagger",
                       OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
                       JSON_SORT_KEYS=False)
-    backend = backend or config_module.build_backend(settings)
-    service = config_module.build_service(settings, backend, jobs)
+    backend = backend or bootstrap.build_backend(settings)
+    service = bootstrap.build_core(settings, backend, jobs)
     app.extensions["backend"] = backend
     app.extensions["games"] = service
 
@@ -97,9 +97,13 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     api._app = app
     api.spec.components.security_scheme("seatToken", {"type": "http", "scheme": "bearer",
                                                        "description": "a seat token from POST /v1/games/{id}/seats/{seat}"})
-    from .routes import register_blueprints
+    from .routes.blueprints import register_blueprints
 
     register_blueprints(api)
+
+    @app.errorhandler(CoreError)
+    def _domain_error(err: CoreError):
+        return error_response(status_of(err), err.code, err.message, err.details)
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):

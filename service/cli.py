@@ -59,11 +59,11 @@ def cmd_serve(args) -> None:
 def cmd_worker(args) -> None:
     from rq import Queue, Worker
 
-    from service.config import build_service_from_env
+    from service.bootstrap import build_worker_core
     from workers import jobs, tasks
     from workers.queue import QUEUE_NAME, RQJobs
 
-    service = build_service_from_env()
+    service = build_worker_core()
     tasks.bind(service)
     connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
 
@@ -136,9 +136,10 @@ def cmd_verify(args) -> None:
 
 
 def cmd_demo(args) -> None:
+    from service.app import create_app
     from workers.demo import run_demo
 
-    run_demo(args.type, args.players, args.level)
+    run_demo(create_app({"REDIS_URL": None, "RATE_LIMIT": None}), args.type, args.players, args.level)
 
 
 def main(argv=None) -> None:

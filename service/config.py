@@ -1,23 +1,14 @@
-"""Configuration and wiring: which Redis, which queue, which store.
+"""Configuration: the settings and their defaults, read from the environment.
 
 With no REDIS_URL the store runs on an in-process fakeredis server (the embedded mode of
 `make serve`): nothing to install. With REDIS_URL it runs on that Redis, and RQ on
-RQ_REDIS_URL (default: the same), since RQ cannot run on Redis Cluster.
+RQ_REDIS_URL (default: the same), since RQ cannot run on Redis Cluster. service/bootstrap.py
+builds everything from these settings.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Optional
-
-import fakeredis
-import redis
-
-from events.index import GameIndex
-from events.store import RedisEventStore
-
-from .commands import GameService
 
 DEFAULTS = {
     "REDIS_URL": None,
@@ -33,16 +24,6 @@ DEFAULTS = {
 }
 
 
-@dataclass
-class Backend:
-    """The Redis clients the app and the workers share."""
-
-    store_client: Any
-    rq_client: Any
-    embedded: bool
-    fake_server: Optional[Any] = field(default=None, repr=False)
-
-
 def from_env() -> dict:
     config = dict(DEFAULTS)
     for key in ("REDIS_URL", "RQ_REDIS_URL", "RATE_LIMIT"):
@@ -51,31 +32,3 @@ def from_env() -> dict:
     if os.environ.get("ALLOW_SEED") == "1":
         config["ALLOW_SEED"] = True
     return config
-
-
-def build_backend(config: dict) -> Backend:
-    url = config.get("REDIS_URL")
-    if not url:
-        server = fakeredis.FakeServer()
-        client = fakeredis.FakeRedis(server=server)
-        return Backend(client, fakeredis.FakeRedis(server=server), True, server)
-    client = redis.Redis.from_url(url, health_check_interval=30)
-    rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url)
-    return Backend(client, rq_client, False)
-
-
-def build_service(config: dict, backend: Backend, jobs=None) -> GameService:
-    if jobs is None:
-        from workers.queue import RQJobs
-
-        jobs = RQJobs(backend.rq_client)
-    return GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client), jobs,
-                       allow_seed=bool(config.get("ALLOW_SEED")),
-                       snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0))
-
-
-def build_service_from_env() -> GameService:
-    config = from_env()
-    if not config.get("REDIS_URL"):
-        raise RuntimeError("a worker process needs REDIS_URL (the embedded mode runs its worker in process)")
-    return build_service(config, build_backend(config))

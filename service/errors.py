@@ -1,12 +1,32 @@
-"""The service's errors: each carries its HTTP status, a stable code, and a message naming
-the field at fault. The API renders them all as {"error": {"code", "message", "details"}}."""
+"""The HTTP layer's errors and the one mapping from the core's domain errors to statuses.
+The API renders every error as {"error": {"code", "message", "details"}}."""
 
 from __future__ import annotations
 
 from typing import Optional
 
+from .core import errors as core
+
+# Each kind of domain error and the status it answers with: the only place they meet.
+STATUS_OF = {
+    core.Unauthorized: 401,
+    core.Forbidden: 403,
+    core.NotFound: 404,
+    core.Conflict: 409,
+    core.Invalid: 422,
+}
+
+
+def status_of(err: core.CoreError) -> int:
+    for kind in type(err).__mro__:
+        if kind in STATUS_OF:
+            return STATUS_OF[kind]
+    return 400
+
 
 class ApiError(Exception):
+    """An error only the HTTP layer raises (rate limits, malformed requests)."""
+
     status = 400
     code = "bad_request"
 
@@ -16,34 +36,6 @@ class ApiError(Exception):
         self.details = details or {}
         if code:
             self.code = code
-
-
-class BadRequest(ApiError):
-    status, code = 400, "malformed_request"
-
-
-class Unauthorized(ApiError):
-    status, code = 401, "unauthorized"
-
-
-class Forbidden(ApiError):
-    status, code = 403, "forbidden"
-
-
-class NotFound(ApiError):
-    status, code = 404, "not_found"
-
-
-class Conflict(ApiError):
-    status, code = 409, "conflict"
-
-
-class Unprocessable(ApiError):
-    status, code = 422, "invalid"
-
-
-class TooLarge(ApiError):
-    status, code = 413, "too_large"
 
 
 class TooManyRequests(ApiError):

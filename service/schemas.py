@@ -5,7 +5,8 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from projections.registry import all_games
-from workers.bots import LEVELS
+
+from .core.bots import BOT_LEVELS
 
 JSON_SCALARS = "string, number, boolean, null, array or object"
 
@@ -28,7 +29,7 @@ class ErrorSchema(Schema):
 
 # --- games ----------------------------------------------------------------------------------
 class SeatRequestSchema(StrictSchema):
-    bot = fields.String(validate=validate.OneOf(LEVELS),
+    bot = fields.String(validate=validate.OneOf(BOT_LEVELS),
                         metadata={"description": "a bot level; omit for a seat a player claims"})
     open = fields.Boolean(metadata={"description": "true (or an empty object): a seat a player claims"})
 

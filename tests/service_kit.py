@@ -5,7 +5,7 @@ from __future__ import annotations
 from events.index import GameIndex
 from events.store import RedisEventStore
 from ops.drills._kit import ListJobs
-from service.commands import GameService
+from service.core.game_service import GameService
 
 __all__ = ["ListJobs", "make_service"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from projections.verify import verify_log
 from service.app import create_app
-from service.config import Backend
+from service.bootstrap import Backend
 from service_kit import ListJobs
 
 SEED = "cd" * 32

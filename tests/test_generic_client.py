@@ -14,7 +14,7 @@ import random
 import pytest
 
 from service.app import create_app
-from service.config import Backend
+from service.bootstrap import Backend
 from service_kit import ListJobs
 
 EXTRA_VALUES = {"speculation": {"price_cap": [2]}}

@@ -8,7 +8,8 @@ import pytest
 from projections.ledger import asset_totals
 from projections.session import fold
 from projections.verify import verify_log
-from service.errors import ApiError
+from service.core.errors import CoreError
+from service.errors import status_of
 from service_kit import make_service
 
 SEED = "ab" * 32
@@ -45,9 +46,9 @@ def test_game_starts_when_every_seat_is_claimed(svc):
     assert after.status == "open" and service.authenticate(session.game_id, token) == 0
     after, _ = service.claim(session.game_id, 1, "bob")
     assert after.status == "active" and after.to_act() == [0, 1]
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(CoreError) as err:
         service.claim(session.game_id, 1, "eve")
-    assert err.value.status == 409
+    assert status_of(err.value) == 409
 
 
 def test_simultaneous_secret_choice_is_hidden_until_all_committed(svc):
@@ -85,15 +86,15 @@ def test_idempotent_retry_and_conflicts(svc):
     again, _, again_events = service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="same")
     assert again.duplicate and again.as_dict() == first.as_dict() and again_events == first_events
     assert service.load(game_id).version == first.version
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(CoreError) as err:
         service.act(game_id, 0, {"type": "bet", "amount": 2}, idempotency_key="same")
-    assert err.value.status == 409 and err.value.code == "idempotency_conflict"
-    with pytest.raises(ApiError) as err:
+    assert status_of(err.value) == 409 and err.value.code == "idempotency_conflict"
+    with pytest.raises(CoreError) as err:
         service.act(game_id, 1, {"type": "bet", "amount": 1}, expected_version=2, idempotency_key="x")
-    assert err.value.status == 409 and err.value.details["version"] == first.version
-    with pytest.raises(ApiError) as err:
+    assert status_of(err.value) == 409 and err.value.details["version"] == first.version
+    with pytest.raises(CoreError) as err:
         service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="other")
-    assert err.value.status == 422
+    assert status_of(err.value) == 422
     assert service.load(game_id).version == first.version
 
 

@@ -8,7 +8,8 @@ from rq import Queue
 
 from events.index import GameIndex
 from events.store import RedisEventStore
-from service.commands import GameService, NoJobs
+from service.core.game_service import GameService
+from service.core.jobs import NoJobs
 from service_kit import make_service
 from workers import jobs as job_functions
 from workers import tasks

@@ -7,13 +7,11 @@ import json
 import time
 
 
-def run_demo(game_type: str = "speculation", players: int = 4, level: str = "heuristic",
+def run_demo(app, game_type: str = "speculation", players: int = 4, level: str = "heuristic",
              timeout: float = 120.0) -> dict:
-    from service.app import create_app
-
+    """Play on `app`, the API built by the CLI on the embedded store (REDIS_URL None)."""
     from .embedded import EmbeddedWorker
 
-    app = create_app({"REDIS_URL": None, "RATE_LIMIT": None})
     worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client).start()
     client = app.test_client()
     try:

@@ -13,8 +13,7 @@ import random
 import time
 from typing import Optional
 
-from projections import disclosure
-from service.errors import ApiError
+from service.core.errors import Conflict
 
 from .bots import policy
 
@@ -33,7 +32,7 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
     session = service.load(game_id)
     if session.version != version or seat not in session.to_act():
         return "stale"
-    view = disclosure.view_for(session, seat)  # the seat's view only, never the full state
+    view = service.view_of(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level)
     action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version))
     delay = float(os.environ.get(SLOW_TURN_ENV) or 0)
@@ -42,10 +41,8 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
     try:
         key = f"{by}:{version if key_version is None else key_version}"
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version, idempotency_key=key, by=by)
-    except ApiError as err:
-        if err.status == 409:
-            return "stale"
-        raise
+    except Conflict:
+        return "stale"
     return "duplicate" if receipt.duplicate else "played"
 
 
@@ -63,14 +60,10 @@ def turn_timeout(service, game_id: str, seat: int, version: int) -> str:
     The seat's clock started at `version`. When others acted since (simultaneous choices)
     but this seat did not and still has to, its clock runs on: it is played now, on the
     current version (the idempotency key stays the one of the turn that timed out)."""
-    session = service.load(game_id)
-    if session.status != "active" or seat not in session.to_act():
+    at = service.timed_out_turn(game_id, seat, version)
+    if at is None:
         return "stale"
-    if session.version != version:
-        since = service.store.read(game_id, version, session.version)
-        if any(e.cmd is not None and e.cmd.get("seat") == seat for e in since):
-            return "stale"
-    return _play(service, game_id, seat, session.version, "random", "timeout", key_version=version)
+    return _play(service, game_id, seat, at, "random", "timeout", key_version=version)
 
 
 def score(service, game_id: str) -> str:
@@ -85,7 +78,7 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
         service.jobs.recover_abandoned(abandoned_after)
     count = 0
     for status in ("active", "ended"):
-        for game_id in service.index.games_waiting(status, limit):
+        for game_id in service.games_waiting(status, limit):
             session = service.load(game_id)
             if session.status in ("active", "ended"):
                 service.pending_jobs(session)

@@ -2,7 +2,9 @@
 
 A job id names its work, e.g. bot_GAME_SEAT_VERSION, and is enqueued with unique=True, so
 the reconciler and a retried request never queue the same turn twice; a finished or failed
-job with that id is replaced.
+job with that id is replaced. Jobs name their functions in workers/tasks.py by path: RQ
+imports that module in the worker, and nothing here does (the tasks build the core through the
+bootstrap, which builds this queue).
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now
 
-from . import tasks
-
 QUEUE_NAME = "games"
 JOB_TIMEOUT = 30
 RETRY = Retry(max=3, interval=[1, 2, 5])
+TASKS = "workers.tasks"
 DONE = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
 
 
@@ -58,13 +59,13 @@ class RQJobs:
         return False
 
     def bot_turn(self, game_id: str, seat: int, version: int) -> None:
-        self._enqueue(f"bot_{game_id}_{seat}_{version}", tasks.bot_turn, game_id, seat, version)
+        self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version)
 
     def score(self, game_id: str) -> None:
-        self._enqueue(f"score_{game_id}", tasks.score, game_id)
+        self._enqueue(f"score_{game_id}", f"{TASKS}.score", game_id)
 
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None:
-        self._enqueue(f"timeout_{game_id}_{seat}_{version}", tasks.turn_timeout, game_id, seat, version,
+        self._enqueue(f"timeout_{game_id}_{seat}_{version}", f"{TASKS}.turn_timeout", game_id, seat, version,
                       delay=seconds)
 
     def recover_abandoned(self, abandoned_after: float) -> list[str]:

@@ -1,6 +1,6 @@
-"""The functions RQ imports and runs. They reach the GameService bound by the worker's
-bootstrap (`bind`): a process worker builds its own from the environment, the embedded
-worker shares the API's."""
+"""The functions RQ imports and runs (workers/queue.py names them by path). They reach the
+core bound by the worker command (`bind`): a process worker builds its own through the
+bootstrap, from the environment; the embedded worker shares the API's."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ def bind(service) -> None:
 
 def _bound():
     if _service is None:
-        from service.config import build_service_from_env
+        from service.bootstrap import build_worker_core
 
-        bind(build_service_from_env())
+        bind(build_worker_core())
     return _service
 
 

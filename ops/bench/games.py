@@ -39,7 +39,7 @@ class NoJobs:
 
 
 def service_on(store, **kwargs):
-    from service.commands import GameService
+    from service.core.game_service import GameService
 
     return GameService(store, NullIndex(), NoJobs(), allow_seed=True, **kwargs)
 

@@ -55,7 +55,7 @@ def run_all(env: Env, scale: Scale, out: Path, echo=print) -> None:
         _profile("act", act_loop, out, echo)
 
         from service.app import create_app
-        from service.config import Backend
+        from service.bootstrap import Backend
 
         app = create_app({"ALLOW_SEED": True, "RATE_LIMIT": None}, backend=Backend(client, client, False),
                          jobs=service.jobs)

@@ -15,7 +15,7 @@ from marshmallow import validate
 from events.index import GameIndex
 from events.store import RedisEventStore
 from projections.registry import all_games, get_game
-from service.commands import GameService
+from service.core.game_service import GameService
 from workers import jobs as job_functions
 
 SEED = "5e" * 32
@@ -53,7 +53,7 @@ def make_service(client, jobs=None, **kw) -> GameService:
 
 def make_app(client, jobs=None, rq_client=None, **config):
     from service.app import create_app
-    from service.config import Backend
+    from service.bootstrap import Backend
 
     settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05}
     settings.update(config)

@@ -33,7 +33,7 @@ from projections import disclosure
 from projections.game import IllegalAction
 from projections.registry import all_games
 from projections.session import PLATFORM_EVENTS
-from service.commands import token_hash
+from service.core.tokens import token_hash
 
 from . import _kit
 

@@ -22,7 +22,7 @@ from rq.registry import StartedJobRegistry
 
 from events.index import GameIndex
 from events.store import RedisEventStore
-from service.commands import GameService
+from service.core.game_service import GameService
 from workers.queue import RQJobs
 
 from . import _kit

@@ -8,8 +8,8 @@ from marshmallow import fields as ma_fields
 from marshmallow import validate
 
 from projections.registry import all_games
-from workers.bots import LEVELS
 
+from ..core.bots import BOT_LEVELS
 from ..schemas import GameTypesSchema
 
 blp = Blueprint("game-types", __name__, description="The games this service hosts")
@@ -38,7 +38,7 @@ def describe(game) -> dict:
     return {"name": game.NAME, "min_players": game.MIN_PLAYERS, "max_players": game.MAX_PLAYERS,
             "rules_version": game.RULES_VERSION, "hidden_information": bool(game.HIDDEN_INFORMATION),
             "options": {name: describe_option(f) for name, f in schema.fields.items()},
-            "actions": sorted(game.ACTION_SCHEMAS), "bot_levels": list(LEVELS),
+            "actions": sorted(game.ACTION_SCHEMAS), "bot_levels": list(BOT_LEVELS),
             "docs": f"docs/games/{game.NAME}.md"}
 
 

@@ -2,83 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
-import time
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from projections import disclosure
-from projections.session import SCORED, fold
-
-from ..errors import Unauthorized, Unprocessable
+from ..core.streams import NDJSON, SSE
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
-from . import games, viewer
+from .context import games, viewer
 from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
 
-SSE = "text/event-stream"
-NDJSON = "application/x-ndjson"
-
-
-def _ticket_key(ticket: str) -> str:
-    return "ticket:" + hashlib.sha256(ticket.encode()).hexdigest()
-
-
-def _viewer_from_ticket(game_id: str, ticket: str):
-    value = games().index.redis.get(_ticket_key(ticket))
-    if value is None:
-        raise Unauthorized("ticket: unknown or expired stream ticket")
-    owner_game, seat = value.decode().rsplit(":", 1)
-    if owner_game != game_id:
-        raise Unauthorized("ticket: this ticket is for another game")
-    return None if seat == "-" else int(seat)
-
-
-def _stream(game_id: str, seat, after: int, kind: str, follow: float):
-    """Events after `after` as SSE or NDJSON, then new ones as they come, with keep-alives."""
-    service = games()
-    keepalive = float(current_app.config["STREAM_KEEPALIVE"])
-    current = service.load(game_id)
-    if after > current.version:
-        raise Unprocessable(f"after: the game is at version {current.version}", {"field": "after"})
-    session = fold(service.store.read(game_id, 0, after), game_id)
-
-    def message(event, to_act, status):
-        body = {"version": event["version"], "to_act": to_act, "status": status, "event": event}
-        if kind == SSE:
-            return f"id: {event['version']}\nevent: game-event\ndata: {json.dumps(body)}\n\n"
-        return json.dumps(body) + "\n"
-
-    def ping():
-        return ": keep-alive\n\n" if kind == SSE else json.dumps({"keepalive": True}) + "\n"
-
-    def generate():
-        nonlocal session
-        deadline = time.monotonic() + follow
-        last = after
-        while True:
-            fresh = service.store.read(game_id, last)
-            if fresh:
-                after_batch = fold(fresh, game_id, session)
-                shown, _ = disclosure.events_for(fresh, session, seat, after_batch.finished, game_id)
-                to_act, status = after_batch.to_act(), after_batch.status
-                for event in shown:
-                    yield message(event, to_act, status)
-                session, last = after_batch, after_batch.version
-            if (session is not None and session.status == SCORED) or time.monotonic() >= deadline:
-                return
-            service.wait_for(game_id, last, min(keepalive, max(0.0, deadline - time.monotonic())))
-            if service.store.head(game_id)[0] <= last:
-                yield ping()
-
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return Response(stream_with_context(generate()), mimetype=kind, headers=headers)
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 @blp.route("/games/<game_id>/events")
@@ -96,7 +34,7 @@ class Events(MethodView):
         spectator). With `Accept: text/event-stream` (SSE; resume with Last-Event-ID) or
         `Accept: application/x-ndjson`, the response streams new events as they come, with
         keep-alives; each message carries `version` and `to_act`."""
-        seat = _viewer_from_ticket(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
+        seat = games().stream_ticket_viewer(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
         after = query["after"]
         accept = request.accept_mimetypes
         kind = SSE if accept.best_match([SSE, NDJSON, "application/json"]) == SSE else (
@@ -105,9 +43,8 @@ class Events(MethodView):
             resume = request.headers.get("Last-Event-ID", "")
             if kind == SSE and resume.isdigit():
                 after = int(resume)
-            follow = query.get("follow")
-            follow = float(current_app.config["STREAM_MAX_SECONDS"]) if follow is None else follow
-            return _stream(game_id, seat, after, kind, follow)
+            messages = games().open_event_stream(game_id, seat, after, kind, query.get("follow"))
+            return Response(stream_with_context(messages), mimetype=kind, headers=STREAM_HEADERS)
         shown, current = games().events(game_id, seat, after)
         return {"events": shown, "version": current.version, "to_act": current.to_act(),
                 "status": current.status}
@@ -121,12 +58,7 @@ class StreamTickets(MethodView):
     def post(self, game_id):
         """A short-lived ticket for `GET /events?ticket=` (a browser's EventSource cannot send
         headers). Without a token, a spectator's ticket."""
-        seat = viewer(game_id)
-        games().load(game_id)
-        ticket = secrets.token_urlsafe(24)
-        ttl = int(current_app.config["TICKET_TTL"])
-        games().index.redis.set(_ticket_key(ticket), f"{game_id}:{'-' if seat is None else seat}", ex=ttl)
-        return {"ticket": ticket, "expires_in": ttl}
+        return games().issue_stream_ticket(game_id, viewer(game_id))
 
 
 @blp.route("/games/<game_id>/replay")

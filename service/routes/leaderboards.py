@@ -5,11 +5,8 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from projections.registry import UnknownGame, get_game
-
-from ..errors import NotFound
 from ..schemas import ErrorSchema, LeaderboardSchema
-from . import games
+from .context import games
 
 blp = Blueprint("leaderboards", __name__, description="Results across scored games")
 
@@ -20,8 +17,4 @@ class Leaderboard(MethodView):
     @blp.alt_response(404, schema=ErrorSchema, description="unknown game type")
     def get(self, game_type):
         """The leaderboard of a game type, best win rate first (ties are shared wins)."""
-        try:
-            get_game(game_type)
-        except UnknownGame:
-            raise NotFound(f"game_type: unknown game type {game_type!r}", {"field": "game_type"})
-        return {"type": game_type, "rows": games().index.leaderboard(game_type)}
+        return games().leaderboard(game_type)

@@ -5,12 +5,9 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from projections import disclosure
-
-from ..errors import NotFound
 from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
                        GameSummarySchema, LobbyQuerySchema, LobbySchema)
-from . import games
+from .context import games
 
 blp = Blueprint("games", __name__, description="Create, find and join games")
 
@@ -21,16 +18,7 @@ class Games(MethodView):
     @blp.response(200, LobbySchema)
     def get(self, query):
         """The lobby: newest first, filtered by type and status."""
-        service = games()
-        offset = (query["page"] - 1) * query["per_page"]
-        ids, total = service.index.list(query.get("type"), query.get("status"), offset, query["per_page"])
-        summaries = []
-        for game_id in ids:
-            try:
-                summaries.append(disclosure.summary(service.load(game_id)))
-            except NotFound:
-                continue
-        return {"games": summaries, "total": total, "page": query["page"], "per_page": query["per_page"]}
+        return games().lobby(query.get("type"), query.get("status"), query["page"], query["per_page"])
 
     @blp.arguments(CreateGameSchema)
     @blp.response(201, GameSummarySchema)
@@ -43,7 +31,7 @@ class Games(MethodView):
         seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
         session = games().create(body["type"], body["options"], seats, seed=body.get("seed"),
                                  turn_timeout=body.get("turn_timeout"))
-        return disclosure.summary(session)
+        return games().summary(session)
 
 
 @blp.route("/games/<game_id>")
@@ -52,8 +40,7 @@ class Game(MethodView):
     @blp.alt_response(404, schema=ErrorSchema, description="no such game")
     def get(self, game_id):
         """A game's public summary and the spectator view."""
-        session = games().load(game_id)
-        return {**disclosure.summary(session), "view": disclosure.view_for(session, None)}
+        return games().game(game_id)
 
 
 @blp.route("/games/<game_id>/seats/<int:seat>")

@@ -6,20 +6,12 @@ from flask import jsonify
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ..errors import Unauthorized
 from ..schemas import (ActionRequestSchema, ActionResponseSchema, ErrorSchema, IdempotencyHeaderSchema,
                        ViewQuerySchema, ViewSchema)
-from . import bearer, games
+from .context import games, seat_of
 
 blp = Blueprint("play", __name__, description="A seat's view and its actions")
 SECURED = [{"seatToken": []}]
-
-
-def seat_of(game_id: str) -> int:
-    token = bearer()
-    if token is None:
-        raise Unauthorized("Authorization: a Bearer seat token is required")
-    return games().authenticate(game_id, token)
 
 
 @blp.route("/games/<game_id>/view")

@@ -1,0 +1,71 @@
+"""The one bootstrap: from configuration, the Redis clients (backend), the event store, the
+index, the follow-up jobs and the core. The app factory (service/app.py), the worker command
+and the CLI (service/cli.py) and RQ's job functions (workers/tasks.py) all build through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import fakeredis
+import redis
+
+from events.index import GameIndex
+from events.store import RedisEventStore
+from workers.queue import RQJobs
+
+from . import config as config_module
+from .core.game_service import GameService
+from .core.jobs import Jobs
+
+
+@dataclass
+class Backend:
+    """The Redis clients the app and the workers share."""
+
+    store_client: Any
+    rq_client: Any
+    embedded: bool
+    fake_server: Optional[Any] = field(default=None, repr=False)
+
+
+def settings(overrides: Optional[dict] = None) -> dict:
+    """The environment's configuration with `overrides` on top."""
+    out = config_module.from_env()
+    out.update(overrides or {})
+    return out
+
+
+def build_backend(config: dict) -> Backend:
+    url = config.get("REDIS_URL")
+    if not url:
+        server = fakeredis.FakeServer()
+        client = fakeredis.FakeRedis(server=server)
+        return Backend(client, fakeredis.FakeRedis(server=server), True, server)
+    client = redis.Redis.from_url(url, health_check_interval=30)
+    rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url)
+    return Backend(client, rq_client, False)
+
+
+def build_jobs(backend: Backend) -> RQJobs:
+    return RQJobs(backend.rq_client)
+
+
+def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
+    """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client."""
+    return GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),
+                       jobs if jobs is not None else build_jobs(backend),
+                       allow_seed=bool(config.get("ALLOW_SEED")),
+                       snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0),
+                       stream_keepalive=float(config.get("STREAM_KEEPALIVE", 15.0)),
+                       stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
+                       ticket_ttl=int(config.get("TICKET_TTL", 60)))
+
+
+def build_worker_core() -> GameService:
+    """The core of a worker process, from the environment (it needs a real Redis)."""
+    config = settings()
+    if not config.get("REDIS_URL"):
+        raise RuntimeError("a worker process needs REDIS_URL (the embedded mode runs its worker in process)")
+    return build_core(config, build_backend(config))

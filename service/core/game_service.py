@@ -1,0 +1,37 @@
+"""The GameService: the application core's one object, built by the bootstrap.
+
+Each half lives in its own module: loading.py (cache, snapshots, tail fold), commands.py,
+queries.py, tokens.py (seat tokens, stream tickets) and streams.py (live streams, waiting).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Optional
+
+from events.index import GameIndex
+from events.store import EventStore
+
+from .commands import Commands
+from .jobs import Jobs
+from .loading import SessionLoading
+from .queries import Queries
+from .streams import Streams, Wait, poll_for_version
+from .tokens import TokenAuth
+
+
+class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
+    def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
+                 snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
+                 stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60):
+        self.store = store
+        self.index = index
+        self.jobs = jobs
+        self.allow_seed = allow_seed
+        # How a waiting request learns of a new version; the default polls the store's head.
+        self.wait: Wait = wait or partial(poll_for_version, store)
+        self.stream_keepalive = stream_keepalive
+        self.stream_max_seconds = stream_max_seconds
+        self.ticket_ttl = ticket_ttl
+        self._init_loading(snapshot_every, cache_size)
+        self._init_tokens()

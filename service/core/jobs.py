@@ -1,0 +1,20 @@
+"""The follow-up work the core asks for after a command (bot turns, scoring, turn timeouts).
+The worker package implements it on RQ; the core only knows this protocol."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Jobs(Protocol):
+    def bot_turn(self, game_id: str, seat: int, version: int) -> None: ...
+    def score(self, game_id: str) -> None: ...
+    def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None: ...
+
+
+class NoJobs:
+    """For tools that only read (the CLI's replay, verify and export)."""
+
+    def bot_turn(self, game_id, seat, version): pass
+    def score(self, game_id): pass
+    def turn_timeout(self, game_id, seat, version, seconds): pass

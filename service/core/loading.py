@@ -1,0 +1,111 @@
+"""Loading a game's session: the process cache, pickled snapshots, and the fold of the
+stream's tail on top of either (the cost does not grow with the game's length)."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections import OrderedDict
+from typing import Optional
+
+from events.envelope import chain_hash, decode_body
+from events.store import EventStore
+from events.upcast import UPCASTERS
+from projections.session import Session, fold
+
+from .errors import NotFound
+
+
+class SessionLoading:
+    """The loading half of the GameService (service/core/game_service.py builds it)."""
+
+    store: EventStore
+
+    def _init_loading(self, snapshot_every: int, cache_size: int) -> None:
+        self.snapshot_every = snapshot_every
+        self._cache: OrderedDict[str, Session] = OrderedDict()
+        self._seeds: dict[str, str] = {}
+        self._snapshot_at: dict[str, int] = {}   # game -> version of its last snapshot
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def load(self, game_id: str, at: Optional[tuple[int, str]] = None) -> Session:
+        """The game's session at the store's head (`at`: the head when the caller has just
+        read it): cache or snapshot, plus the tail."""
+        version, head = at if at is not None else self.store.head(game_id)
+        if version == 0:
+            raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
+        with self._lock:
+            cached = self._cache.get(game_id)
+        if cached is not None and cached.version == version and cached.head == head:
+            return cached
+        base = cached if cached is not None and cached.version < version else None
+        if base is None:
+            base = self._snapshot(game_id)
+        session = self._fold_tail(game_id, base, version)
+        if session is None or session.head != head:
+            session = self._fold_tail(game_id, None, version)  # a stale cache: rebuild
+        self._remember(session)
+        return session
+
+    def _cached(self, game_id: str) -> Optional[Session]:
+        with self._lock:
+            return self._cache.get(game_id)
+
+    def _fold_tail(self, game_id: str, base: Optional[Session], until: int) -> Optional[Session]:
+        after = base.version if base else 0
+        raw = self.store.read_raw(game_id, after, until)
+        # A cached base is only good if the tail chains from it; the rest of the chain is
+        # verify's to check, not every load's.
+        if base is not None and raw and chain_hash(base.head, raw[0][0]) != raw[0][1]:
+            return None
+        events, prev = [], base.head if base else ""
+        for body, hash_ in raw:
+            events.append(UPCASTERS.upcast(decode_body(body, prev, hash_)))
+            prev = hash_
+        return fold(events, game_id, base)
+
+    def _snapshot(self, game_id: str) -> Optional[Session]:
+        snap = self.store.load_snapshot(game_id)
+        if snap is None:
+            return None
+        version, head, blob = snap
+        stored = self.store.read_raw(game_id, version - 1, version)
+        if not stored or stored[0][1] != head:
+            return None  # a snapshot is a cache: one that disagrees with the log is ignored
+        try:
+            session = pickle.loads(blob)
+        except Exception:
+            return None
+        if not isinstance(session, Session) or session.version != version or session.head != head:
+            return None
+        self._snapshot_at[game_id] = version
+        return session
+
+    def _remember(self, session: Session) -> None:
+        """Cache the session; snapshot it once it is snapshot_every versions past the last
+        snapshot. The last snapshot's version is kept in process (read from the store once
+        per game), not fetched, blob and all, on every action."""
+        with self._lock:
+            self._cache[session.game_id] = session
+            self._cache.move_to_end(session.game_id)
+            while len(self._cache) > self._cache_size:
+                evicted, _ = self._cache.popitem(last=False)
+                self._snapshot_at.pop(evicted, None)
+        if not self.snapshot_every:
+            return
+        last = self._snapshot_at.get(session.game_id)
+        if last is None:
+            snap = self.store.load_snapshot(session.game_id)
+            last = snap[0] if snap else 0
+        if session.version - last >= self.snapshot_every:
+            self.store.save_snapshot(session.game_id, session.version, session.head, pickle.dumps(session))
+            last = session.version
+        self._snapshot_at[session.game_id] = last
+
+    def _seed(self, game_id: str) -> str:
+        seed = self._seeds.get(game_id)
+        if seed is None:
+            seed = self.store.get_meta(game_id, "seed")["seed"]
+            self._seeds[game_id] = seed
+        return seed
