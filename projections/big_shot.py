@@ -21,6 +21,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Optional, Sequence
 
 from marshmallow import RAISE, Schema
@@ -561,8 +562,8 @@ ACTIONS = Actions(NAME, [
     Action("pass", _pass, phases=_AUCTION, batch=True, schema_name="PassSchema"),
     Action("place", _place, {"colour": Choice(COLOURS), "district": Choice(BOARD.names)},
            phases=frozenset({"place"}), batch=True, schema_name="PlaceSchema"),
-], players=lambda state: state.players, to_act=to_act, is_over=is_over,
-   phase=lambda state: state.phase, evolve=evolve)
+], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"),
+   evolve=evolve)
 
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
