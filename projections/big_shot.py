@@ -1,6 +1,6 @@
 """Big Shot (Alex Randolph): auction lots of coloured cubes, place them to win districts.
 
-Rules: /work/shared/games/big-shot.md; as implemented: docs/games/big-shot.md.
+The rules as implemented, and the decisions taken where the rules leave a choice: docs/games/big-shot.md.
 The board (district names, values, kinds, park neighbours) is a reconstruction kept as data
 in projections/data/big_shot.json, loaded and validated at import.
 
@@ -9,6 +9,10 @@ dealt, start player drawn) -> the start player chooses the promoter's starting s
 18 turns of: die rolled (promoter moves) -> auction (borrow / bid / pass) -> lot sold ->
 four cubes placed one by one (a district is sold when its 7th cube lands) -> ... ->
 unsold districts resolved, loans repaid, game ended.
+
+The module reads top to bottom: constants and the board, state, evolve (one function per
+event), start, decide (one function per action, declared in the `ACTIONS` table; the
+kernel runs the generic checks first), legal actions, view and redact, result, ledger.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from operator import attrgetter
+from typing import Any, Optional, Sequence
 
-from marshmallow import RAISE, Schema, fields, validate
+from marshmallow import RAISE, Schema
 
 from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
+from projections.kernel import Action, Actions, Batch, Choice, Int, evolver, ledger
 
 
 NAME = "big-shot"
@@ -126,47 +132,13 @@ NUM_DISTRICTS = len(BOARD.names)
 
 
 # ---------------------------------------------------------------------------------------
-# Options and action schemas
+# Options (the action table is with the deciders, below)
 
 class OptionsSchema(Schema):
     """Big Shot has no options (the board is data, see projections/data/big_shot.json)."""
 
     class Meta:
         unknown = RAISE
-
-
-class ChooseStartSpaceSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["choose_start_space"]))
-    space = fields.Integer(required=True, strict=True,
-                           validate=validate.Range(min=0, max=NUM_SPACES - 1))
-
-
-class BorrowSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["borrow"]))
-
-
-class BidSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["bid"]))
-    amount = fields.Integer(required=True, strict=True, validate=validate.Range(min=1))
-
-
-class PassSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["pass"]))
-
-
-class PlaceSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["place"]))
-    colour = fields.String(required=True, validate=validate.OneOf(list(COLOURS)))
-    district = fields.String(required=True, validate=validate.OneOf(list(BOARD.names)))
-
-
-ACTION_SCHEMAS = {
-    "choose_start_space": ChooseStartSpaceSchema,
-    "borrow": BorrowSchema,
-    "bid": BidSchema,
-    "pass": PassSchema,
-    "place": PlaceSchema,
-}
 
 
 # ---------------------------------------------------------------------------------------
@@ -228,10 +200,9 @@ def new_state(options: dict, seats: int) -> State:
 def majority(counts: Sequence[int]) -> Optional[int]:
     """The cancelling-majority rule: colours whose counts equal another colour's cancel out;
     the highest remaining count wins. Returns the winning colour index, or None."""
-    freq = Counter(c for c in counts if c > 0)
     best = None
     for i, c in enumerate(counts):
-        if c > 0 and freq[c] == 1 and (best is None or c > counts[best]):
+        if c > 0 and counts.count(c) == 1 and (best is None or c > counts[best]):
             best = i
     return best
 
@@ -272,10 +243,6 @@ def district_owner(state: State, d: int) -> Optional[int]:
 
 def _counts_dict(counts: Sequence[int]) -> dict:
     return {c: counts[i] for i, c in enumerate(COLOURS) if counts[i]}
-
-
-def _counts_from(value: Any) -> tuple:
-    return tuple(int(value.get(c, 0)) for c in COLOURS)
 
 
 def final_scores(state: State) -> tuple[list[int], list[int]]:
@@ -357,19 +324,24 @@ def _ev_borrowed(state: State, e: dict) -> State:
                    borrowed=_replace_at(state.borrowed, seat, True))
 
 
-def _after_turn(state: State, seat: int) -> State:
-    alive = state.passed.count(False)
-    closed = alive == 0 or (alive == 1 and state.high_bidder >= 0)
-    return replace(state, bidder=-1 if closed else _next_bidder(state, seat, state.passed))
+def _bidder_after(state: State, seat: int, passed: tuple, high_bidder: int) -> int:
+    """Who bids after `seat`'s turn: -1 once all but the high bidder have passed (or all have)."""
+    alive = passed.count(False)
+    if alive == 0 or (alive == 1 and high_bidder >= 0):
+        return -1
+    return _next_bidder(state, seat, passed)
 
 
 def _ev_bid(state: State, e: dict) -> State:
-    return _after_turn(replace(state, high_bid=e["amount"], high_bidder=e["seat"]), e["seat"])
+    seat = e["seat"]
+    return replace(state, high_bid=e["amount"], high_bidder=seat,
+                   bidder=_bidder_after(state, seat, state.passed, seat))
 
 
 def _ev_passed(state: State, e: dict) -> State:
     seat = e["seat"]
-    return _after_turn(replace(state, passed=_replace_at(state.passed, seat, True)), seat)
+    passed = _replace_at(state.passed, seat, True)
+    return replace(state, passed=passed, bidder=_bidder_after(state, seat, passed, state.high_bidder))
 
 
 def _ev_lot_sold(state: State, e: dict) -> State:
@@ -382,11 +354,11 @@ def _ev_lot_sold(state: State, e: dict) -> State:
 def _ev_cube_placed(state: State, e: dict) -> State:
     d = BOARD.index[e["district"]]
     ci = _COLOUR_INDEX[e["colour"]]
-    lot = list(state.lot)
-    lot.remove(e["colour"])
-    counts = _replace_at(state.district_counts[d], ci, state.district_counts[d][ci] + 1)
-    return replace(state, lot=tuple(lot),
-                   district_counts=_replace_at(state.district_counts, d, counts))
+    lot, counts = state.lot, state.district_counts[d]
+    i = lot.index(e["colour"])                      # one cube of that colour leaves the lot
+    return replace(state, lot=lot[:i] + lot[i + 1:],
+                   district_counts=_replace_at(state.district_counts, d,
+                                               _replace_at(counts, ci, counts[ci] + 1)))
 
 
 def _ev_district_closed(state: State, e: dict) -> State:
@@ -413,7 +385,7 @@ def _ev_game_ended(state: State, e: dict) -> State:
                    owned=tuple(e["districts"]))
 
 
-_EVOLVERS: dict[str, Callable[[State, dict], State]] = {
+evolve = evolver({
     "cubes_shuffled": _ev_cubes_shuffled,
     "colours_dealt": _ev_colours_dealt,
     "capital_dealt": _ev_capital_dealt,
@@ -429,14 +401,7 @@ _EVOLVERS: dict[str, Callable[[State, dict], State]] = {
     "district_resolved": _ev_district_closed,
     "loans_repaid": _ev_loans_repaid,
     "game_ended": _ev_game_ended,
-}
-
-
-def evolve(state: State, event: dict) -> State:
-    fn = _EVOLVERS.get(event.get("type"))
-    if fn is None:
-        raise ValueError(f"unknown event type {event.get('type')!r}")
-    return fn(state, event)
+})
 
 
 # ---------------------------------------------------------------------------------------
@@ -478,21 +443,8 @@ def is_over(state: State) -> bool:
     return state.phase == "over"
 
 
-def _int_field(action: dict, name: str, lo: int, hi: int, what: str) -> int:
-    value = action[name]
-    if type(value) is not int:
-        raise IllegalAction(f"{name} must be an integer", field=name)
-    if not lo <= value <= hi:
-        raise IllegalAction(f"{name} must be between {lo} and {hi} ({what}), got {value}",
-                            field=name)
-    return value
-
-
-def _apply(state: State, events: list[dict]) -> State:
-    for event in events:
-        state = evolve(state, event)
-    return state
-
+# Automatic follow-ups, emitted into the decision's batch (whose state is always folded up
+# to the last event emitted).
 
 def _roll(state: State, seat: int, rng) -> dict:
     value = rng.randint("die", 1, DIE_SIDES)
@@ -501,55 +453,49 @@ def _roll(state: State, seat: int, rng) -> dict:
             "auction": state.auctions + 1}
 
 
-def _close_auction(state: State) -> list[dict]:
-    """The lot_sold event when the auction is over, else nothing."""
+def _close_auction(batch: Batch) -> None:
+    """The lot is sold once the auction is over (nobody left to bid)."""
+    state = batch.state
     if state.phase != "auction" or state.bidder >= 0:
-        return []
+        return
     free = state.high_bidder < 0
     seat = state.active if free else state.high_bidder
-    return [{"type": "lot_sold", "seat": seat, "price": 0 if free else state.high_bid,
-             "space": state.space, "cubes": list(state.spaces[state.space]), "free": free}]
+    batch.emit({"type": "lot_sold", "seat": seat, "price": 0 if free else state.high_bid,
+                "space": state.space, "cubes": list(state.spaces[state.space]), "free": free})
 
 
-def _end_events(state: State) -> list[dict]:
-    events = []
+def _end_game(batch: Batch) -> None:
+    """Unsold districts resolved, loans repaid, final scores and ranks."""
+    state = batch.state
     for d in range(NUM_DISTRICTS):
         if state.district_closed[d]:
             continue
         counts = state.district_counts[d]
         win = majority(counts)
         colour = None if win is None else COLOURS[win]
-        events.append({"type": "district_resolved", "district": BOARD.names[d],
-                       "counts": _counts_dict(counts), "colour": colour,
-                       "owner": owner_of_colour(state, colour)})
+        batch.emit({"type": "district_resolved", "district": BOARD.names[d],
+                    "counts": _counts_dict(counts), "colour": colour,
+                    "owner": owner_of_colour(state, colour)})
     for seat in range(state.players):
         if state.loans[seat]:
-            events.append({"type": "loans_repaid", "seat": seat, "loans": state.loans[seat],
-                           "amount": state.loans[seat] * LOAN_REPAY})
-    final = _apply(state, events)
-    scores, owned = final_scores(final)
+            batch.emit({"type": "loans_repaid", "seat": seat, "loans": state.loans[seat],
+                        "amount": state.loans[seat] * LOAN_REPAY})
+    scores, owned = final_scores(batch.state)
     ranks, winners = rank_players(scores, owned)
-    events.append({"type": "game_ended", "scores": scores, "districts": owned,
-                   "ranks": ranks, "winners": winners})
-    return events
+    batch.emit({"type": "game_ended", "scores": scores, "districts": owned,
+                "ranks": ranks, "winners": winners})
 
 
-def _choose_start_space(state: State, seat: int, action: dict, rng) -> list[dict]:
-    if state.phase != "choose_start":
-        raise IllegalAction("the promoter's starting space is already chosen", field="type")
-    space = _int_field(action, "space", 0, NUM_SPACES - 1, "an auction space")
-    first = {"type": "start_space_chosen", "seat": seat, "space": space}
-    return [first, _roll(evolve(state, first), seat, rng)]
+# Deciders: only the checks that depend on the state; the kernel has already checked the
+# action's shape and static ranges (the field declarations in ACTIONS), that the game is
+# live, that this seat is to act, and that the action fits the phase.
 
-
-def _check_auction(state: State, action: dict) -> None:
-    if state.phase != "auction":
-        raise IllegalAction(f"no auction is running: {action['type']} is not possible now",
-                            field="type")
+def _choose_start_space(batch: Batch, seat: int, action: dict, rng) -> None:
+    state = batch.emit({"type": "start_space_chosen", "seat": seat, "space": action["space"]})
+    batch.emit(_roll(state, seat, rng))
 
 
 def _borrow(state: State, seat: int, action: dict, rng) -> list[dict]:
-    _check_auction(state, action)
     if state.borrowed[seat]:
         raise IllegalAction("you have already borrowed during this auction", field="type")
     if sum(state.loans) >= LOAN_CARDS:
@@ -562,83 +508,65 @@ def _borrow(state: State, seat: int, action: dict, rng) -> list[dict]:
              "loans": state.loans[seat] + 1}]
 
 
-def _bid(state: State, seat: int, action: dict, rng) -> list[dict]:
-    _check_auction(state, action)
-    low, cash = state.high_bid + 1, state.cash[seat]
+def _bid(batch: Batch, seat: int, action: dict, rng) -> None:
+    state = batch.state
+    low, cash, amount = state.high_bid + 1, state.cash[seat], action["amount"]
     if cash < low:
         raise IllegalAction(f"you cannot outbid {state.high_bid} with {cash} in cash",
                             field="amount")
-    amount = _int_field(action, "amount", low, cash, "more than the high bid, at most your cash")
-    events = [{"type": "bid", "seat": seat, "amount": amount}]
-    return events + _close_auction(_apply(state, events))
+    if not low <= amount <= cash:
+        raise IllegalAction(f"amount must be between {low} and {cash} (more than the high bid, "
+                            f"at most your cash), got {amount}", field="amount")
+    batch.emit({"type": "bid", "seat": seat, "amount": amount})
+    _close_auction(batch)
 
 
-def _pass(state: State, seat: int, action: dict, rng) -> list[dict]:
-    _check_auction(state, action)
-    events = [{"type": "passed", "seat": seat}]
-    return events + _close_auction(_apply(state, events))
+def _pass(batch: Batch, seat: int, action: dict, rng) -> None:
+    batch.emit({"type": "passed", "seat": seat})
+    _close_auction(batch)
 
 
-def _place(state: State, seat: int, action: dict, rng) -> list[dict]:
-    if state.phase != "place":
-        raise IllegalAction("there are no cubes to place now", field="type")
+def _place(batch: Batch, seat: int, action: dict, rng) -> None:
+    state = batch.state
     colour, name = action["colour"], action["district"]
-    if not isinstance(colour, str) or colour not in state.lot:
+    if colour not in state.lot:
         raise IllegalAction(f"colour must be one of the cubes left to place: {sorted(set(state.lot))}",
                             field="colour")
-    d = BOARD.index.get(name) if isinstance(name, str) else None
-    if d is None:
-        raise IllegalAction(f"unknown district {name!r}", field="district")
+    d = BOARD.index[name]
     if state.district_closed[d]:
         raise IllegalAction(f"{name} is already sold", field="district")
-    events = [{"type": "cube_placed", "seat": seat, "colour": colour, "district": name}]
-    after = evolve(state, events[0])
+    after = batch.emit({"type": "cube_placed", "seat": seat, "colour": colour, "district": name})
     counts = after.district_counts[d]
     if sum(counts) >= SALE_SIZE:
-        win = majority(counts)
-        sold_colour = COLOURS[win]          # always exists with 7 cubes
-        sold = {"type": "district_sold", "district": name, "counts": _counts_dict(counts),
-                "colour": sold_colour, "owner": owner_of_colour(after, sold_colour)}
-        events.append(sold)
-        after = evolve(after, sold)
-    if not after.lot:
-        if after.auctions < NUM_SPACES:
-            events.append(_roll(after, _next_seat(after, after.active), rng))
-        else:
-            events.extend(_end_events(after))
-    return events
+        sold_colour = COLOURS[majority(counts)]          # always exists with 7 cubes
+        after = batch.emit({"type": "district_sold", "district": name,
+                            "counts": _counts_dict(counts), "colour": sold_colour,
+                            "owner": owner_of_colour(after, sold_colour)})
+    if after.lot:
+        return
+    if after.auctions < NUM_SPACES:
+        batch.emit(_roll(after, _next_seat(after, after.active), rng))
+    else:
+        _end_game(batch)
 
 
-_DECIDERS = {
-    "choose_start_space": (_choose_start_space, ("space",)),
-    "borrow": (_borrow, ()),
-    "bid": (_bid, ("amount",)),
-    "pass": (_pass, ()),
-    "place": (_place, ("colour", "district")),
-}
+_AUCTION = frozenset({"auction"})
 
+# schema_name keeps each schema class's name as it was before the kernel (the OpenAPI
+# component names, BigShotBidAction and so on, are given by service/schemas.py).
+ACTIONS = Actions(NAME, [
+    Action("choose_start_space", _choose_start_space, {"space": Int(min=0, max=NUM_SPACES - 1)},
+           phases=frozenset({"choose_start"}), batch=True, schema_name="ChooseStartSpaceSchema"),
+    Action("borrow", _borrow, phases=_AUCTION, schema_name="BorrowSchema"),
+    Action("bid", _bid, {"amount": Int(min=1)}, phases=_AUCTION, batch=True, schema_name="BidSchema"),
+    Action("pass", _pass, phases=_AUCTION, batch=True, schema_name="PassSchema"),
+    Action("place", _place, {"colour": Choice(COLOURS), "district": Choice(BOARD.names)},
+           phases=frozenset({"place"}), batch=True, schema_name="PlaceSchema"),
+], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"),
+   evolve=evolve)
 
-def decide(state: State, seat: int, action: dict, rng) -> list[dict]:
-    if not isinstance(action, dict):
-        raise IllegalAction("the action must be a JSON object")
-    kind = action.get("type")
-    if not isinstance(kind, str) or kind not in _DECIDERS:
-        raise IllegalAction(f"unknown action type {kind!r}; expected one of {sorted(_DECIDERS)}",
-                            field="type")
-    handler, wanted = _DECIDERS[kind]
-    for name in wanted:
-        if name not in action:
-            raise IllegalAction(f"missing field {name!r}", field=name)
-    for name in action:
-        if name != "type" and name not in wanted:
-            raise IllegalAction(f"unexpected field {name!r} for {kind}", field=name)
-    if state.phase == "over":
-        raise IllegalAction("the game is over")
-    if type(seat) is not int or not 0 <= seat < state.players:
-        raise IllegalAction(f"no such seat {seat!r}", field="seat")
-    if seat not in to_act(state):
-        raise IllegalAction("it is not your turn")
-    return handler(state, seat, action, rng)
+decide = ACTIONS.decide
+ACTION_SCHEMAS = ACTIONS.schemas
 
 
 def legal_actions(state: State, seat: int) -> list[dict]:
@@ -655,8 +583,8 @@ def legal_actions(state: State, seat: int) -> list[dict]:
             out.append({"type": "borrow"})
         return out
     colours = [c for c in COLOURS if c in state.lot]
-    return [{"type": "place", "colour": c, "district": BOARD.names[d]}
-            for c in colours for d in range(NUM_DISTRICTS) if not state.district_closed[d]]
+    unsold = [name for name, sold in zip(BOARD.names, state.district_closed) if not sold]
+    return [{"type": "place", "colour": c, "district": name} for c in colours for name in unsold]
 
 
 # ---------------------------------------------------------------------------------------
@@ -771,7 +699,7 @@ def _tr_loans_repaid(state, e):
     return [Transfer(acct, BANK, MONEY, e["amount"]), Transfer(acct, BANK, LOAN, e["loans"])]
 
 
-_TRANSFERS = {
+transfers = ledger({
     "cubes_shuffled": _tr_cubes_shuffled,
     "capital_dealt": _tr_capital_dealt,
     "borrowed": _tr_borrowed,
@@ -780,9 +708,4 @@ _TRANSFERS = {
     "district_sold": _tr_district_closed,
     "district_resolved": _tr_district_closed,
     "loans_repaid": _tr_loans_repaid,
-}
-
-
-def transfers(state: State, event: dict) -> list[Transfer]:
-    fn = _TRANSFERS.get(event["type"])
-    return fn(state, event) if fn else []
+})

@@ -17,29 +17,13 @@ from __future__ import annotations
 import random
 from typing import Optional
 
+from projections.big_shot import COLOURS, SALE_SIZE, majority
 from workers.bots.random_bot import fill_template, is_range
 
-COLOURS = ("red", "blue", "green", "yellow")
-SALE_SIZE = 7
 RIVAL_WEIGHT = 0.8          # how much a rival's gain counts against mine
 TWO_DISTRICT_BONUS = 10.0   # per expected district, up to two (the requirement to win)
 WORTH_FACTOR = 0.3          # the greedy estimate is optimistic: bid up to this share of it
 BID_MARGIN = 1              # keep at least this much surplus when bidding
-
-
-def _majority(counts) -> Optional[int]:
-    best = None
-    for i, c in enumerate(counts):
-        if c <= 0:
-            continue
-        unique = True
-        for j, other in enumerate(counts):
-            if j != i and other == c:
-                unique = False
-                break
-        if unique and (best is None or c > counts[best]):
-            best = i
-    return best
 
 
 class _Model:
@@ -69,7 +53,7 @@ class _Model:
             return self.closed_colour[d], 1.0
         counts = self.counts[d] if counts is None else counts
         total = sum(counts)
-        w = _majority(counts)
+        w = majority(counts)
         if w is None:
             return None, 0.0
         if total >= SALE_SIZE:
@@ -130,7 +114,7 @@ class _Model:
     def apply(self, colour: str, d: int) -> None:
         self.counts[d][COLOURS.index(colour)] += 1
         if sum(self.counts[d]) >= SALE_SIZE:
-            w = _majority(self.counts[d])
+            w = majority(self.counts[d])
             self.closed[d] = True
             self.closed_colour[d] = w
             self.counts[d] = [1 if i == w else 0 for i in range(len(COLOURS))]
