@@ -13,6 +13,7 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import spekulation as g
 from projections.game import IllegalAction
+from projections.kernel import Batch
 from tests.gamekit import random_playout, seed_for, start_game
 from workers.bots import spekulation as bot
 from workers.bots.random_bot import choose as random_choose
@@ -210,7 +211,7 @@ def test_options_defaults_and_validation():
 
 def test_action_schemas_have_a_required_type():
     for kind, schema in g.ACTION_SCHEMAS.items():
-        loaded = schema().load({"type": kind, **{k: v[0] for k, v in g._ACTION_FIELDS[kind].items()}})
+        loaded = schema().load({"type": kind, **{k: f.choices[0] for k, f in g.ACTIONS.by_type[kind].fields.items()}})
         assert loaded["type"] == kind
         with pytest.raises(ValidationError):
             schema().load({"type": "other"})
@@ -415,7 +416,7 @@ def test_minus_one_not_allowed_for_last_place_start_or_end():
 @pytest.mark.parametrize("face_index,direction", [(3, "+1"), (4, "-1")])
 def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
+    em = Batch(state, g.evolve)
     g._continue(em, Scripted(face_index, 2))                     # symbol, then number 3
     assert types(em.events) == ["turn_started", "symbol_rolled", "rank_move_skipped", "number_rolled"]
     assert em.events[1]["face"] == direction and em.events[3]["number"] == 3
@@ -425,10 +426,10 @@ def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
 def test_symbol_die_faces_and_first_turn():
     assert g.SYMBOL_FACES.count("H") == 3 and set(g.SYMBOL_FACES) == {"H", "+1", "-1", "blank"}
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
+    em = Batch(state, g.evolve)
     g._continue(em, Scripted(0))                                 # H: trade
     assert em.state.phase == "trade" and em.state.trade_seat == 1
-    em = g._Emitter(state)
+    em = Batch(state, g.evolve)
     g._continue(em, Scripted(5, 0))                              # blank: straight to the number
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.events[-1]["number"] == 1
@@ -595,7 +596,7 @@ def test_reshuffle_is_a_seeded_random_outcome():
 
 def test_tiles_drawn_tiles_stay_out_until_a_trade_tile():
     state = replace(tiles_game(3), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
+    em = Batch(state, g.evolve)
     g._continue(em, Scripted(5, 0))                             # "none", move tile 1
     assert types(em.events) == ["turn_started", "action_tile_drawn", "move_tile_drawn"]
     assert em.events[1]["tile"] == "none" and em.events[2]["number"] == 1
