@@ -7,6 +7,7 @@ ledger in `ledger.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Optional
 
 from marshmallow import RAISE, Schema, fields, validate
@@ -505,7 +506,7 @@ ACTIONS = Actions(NAME, [
            schema_name="RankMoveSchema"),
     Action("play", _play, {"card": Choice(CARDS)}, frozenset({"commit"}), batch=True,
            schema_name="PlaySchema"),
-], players=lambda s: s.players, to_act=to_act, is_over=is_over, phase=lambda s: s.phase, evolve=evolve)
+], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve)
 
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
