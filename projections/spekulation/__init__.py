@@ -29,7 +29,6 @@ from .ledger import transfers
 from .rules import (ACTION_SCHEMAS, ACTIONS, HIDDEN_INFORMATION, MAX_PLAYERS, MIN_PLAYERS, NAME,
                     RULES_VERSION, OptionsSchema, State, decide, evolve, is_over, legal_actions,
                     new_state, result, scores, start, to_act)
-from .rules import _add_share, _continue, _movement_steps, _set  # noqa: F401  (the tests drive these)
 from .view import redact, view
 
 __all__ = [
