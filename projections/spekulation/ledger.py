@@ -16,7 +16,6 @@ def _money(frm: str, to: str, amount: int) -> list[Transfer]:
     return []
 
 
-
 def _supply_filled(state, event) -> list[Transfer]:
     return [Transfer(BANK, SUPPLY, f"share:{name}", event["count"]) for name in COMPANIES]
 

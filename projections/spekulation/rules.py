@@ -430,7 +430,6 @@ def _continue(batch: Batch, rng) -> None:
             return
 
 
-
 # ---------------------------------------------------------------------------------------
 # Decide: one function per action; the generic checks (shape, game over, turn, phase) are
 # the kernel's, the deciders check what depends on the state
