@@ -12,7 +12,9 @@ from marshmallow import ValidationError
 
 from events.randomness import Draws
 from projections import spekulation as g
+from projections.spekulation import rules
 from projections.game import IllegalAction
+from projections.kernel import Batch
 from tests.gamekit import random_playout, seed_for, start_game
 from workers.bots import spekulation as bot
 from workers.bots.random_bot import choose as random_choose
@@ -210,7 +212,7 @@ def test_options_defaults_and_validation():
 
 def test_action_schemas_have_a_required_type():
     for kind, schema in g.ACTION_SCHEMAS.items():
-        loaded = schema().load({"type": kind, **{k: v[0] for k, v in g._ACTION_FIELDS[kind].items()}})
+        loaded = schema().load({"type": kind, **{k: f.choices[0] for k, f in g.ACTIONS.by_type[kind].fields.items()}})
         assert loaded["type"] == kind
         with pytest.raises(ValidationError):
             schema().load({"type": "other"})
@@ -305,7 +307,7 @@ def test_cannot_buy_without_the_money_nor_from_an_empty_supply():
         g.decide(state, seat, {"type": "buy", "company": "red"}, Draws(seed_for(1)))
     assert err.value.field == "company"
     assert {"type": "buy", "company": "red"} not in g.legal_actions(state, seat)
-    empty = replace(state, supply=g._set(state.supply, C["yellow"], 0))
+    empty = replace(state, supply=rules._set(state.supply, C["yellow"], 0))
     with pytest.raises(IllegalAction):
         g.decide(empty, seat, {"type": "buy", "company": "yellow"}, Draws(seed_for(1)))
     assert {"type": "buy", "company": "yellow"} not in g.legal_actions(empty, seat)
@@ -321,13 +323,13 @@ def test_negative_price_buy_receives_and_sell_pays():
     assert any(x.asset == "money" and x.frm == "bank" and x.quantity == 10 for x in t)
     # selling at a negative price pays it, and needs the money
     seller = g.to_act(state2)[0]
-    rich = replace(state2, shares=g._add_share(state2.shares, seller, C["red"], 1),
-                   supply=g._set(state2.supply, C["red"], state2.supply[C["red"]] - 1))
-    poor = replace(rich, money=g._set(rich.money, seller, 9))
+    rich = replace(state2, shares=rules._add_share(state2.shares, seller, C["red"], 1),
+                   supply=rules._set(state2.supply, C["red"], state2.supply[C["red"]] - 1))
+    poor = replace(rich, money=rules._set(rich.money, seller, 9))
     assert {"type": "sell", "company": "red"} not in g.legal_actions(poor, seller)
     with pytest.raises(IllegalAction):
         g.decide(poor, seller, {"type": "sell", "company": "red"}, Draws(seed_for(1)))
-    enough = replace(rich, money=g._set(rich.money, seller, 10))
+    enough = replace(rich, money=rules._set(rich.money, seller, 10))
     state3, events = act(enough, seller, {"type": "sell", "company": "red"})
     assert events[0]["price"] == -10 and state3.money[seller] == 0
 
@@ -415,8 +417,8 @@ def test_minus_one_not_allowed_for_last_place_start_or_end():
 @pytest.mark.parametrize("face_index,direction", [(3, "+1"), (4, "-1")])
 def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
-    g._continue(em, Scripted(face_index, 2))                     # symbol, then number 3
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(face_index, 2))                     # symbol, then number 3
     assert types(em.events) == ["turn_started", "symbol_rolled", "rank_move_skipped", "number_rolled"]
     assert em.events[1]["face"] == direction and em.events[3]["number"] == 3
     assert em.state.phase == "commit"
@@ -425,11 +427,11 @@ def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
 def test_symbol_die_faces_and_first_turn():
     assert g.SYMBOL_FACES.count("H") == 3 and set(g.SYMBOL_FACES) == {"H", "+1", "-1", "blank"}
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
-    g._continue(em, Scripted(0))                                 # H: trade
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(0))                                 # H: trade
     assert em.state.phase == "trade" and em.state.trade_seat == 1
-    em = g._Emitter(state)
-    g._continue(em, Scripted(5, 0))                              # blank: straight to the number
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(5, 0))                              # blank: straight to the number
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.events[-1]["number"] == 1
 
@@ -494,7 +496,7 @@ def test_bank_holiday(edition, n, holidays, expected):
 def test_tiles_holiday_halves_rounding_up():
     state = commit_phase(tiles_game(5), 3, [["holiday", "red"]] + [["grey", "red"]] * 4)
     state = replace(state, revealed=("holiday", "grey", "grey", "grey", "grey"))
-    assert g._movement_steps(state) == (2, 1)
+    assert rules._movement_steps(state) == (2, 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -558,8 +560,8 @@ def test_eighth_card_draws_nothing_ninth_reshuffles_and_draws_two():
     deck = state.decks[0]
     # seat 0 has played 7 cards and drawn its whole deck: it holds the 8th and 9th cards
     played = deck[:7]
-    state = replace(state, hands=g._set(state.hands, 0, deck[7:]), drawn=g._set(state.drawn, 0, 9),
-                    discards=g._set(state.discards, 0, played))
+    state = replace(state, hands=rules._set(state.hands, 0, deck[7:]), drawn=rules._set(state.drawn, 0, 9),
+                    discards=rules._set(state.discards, 0, played))
     other = [list(state.hands[1]), list(state.hands[2])]
     st = commit_phase(state, 1, [list(deck[7:])] + other)
     st, events = play_all(st, [deck[7], other[0][0], other[1][0]])
@@ -577,7 +579,7 @@ def test_eighth_card_draws_nothing_ninth_reshuffles_and_draws_two():
     assert events[i + 1] == {"type": "cards_drawn", "seat": 0, "cards": shuffles[0]["order"][:2]}
     assert st.hands[0] == tuple(shuffles[0]["order"][:2]) and st.discards[0] == ()
     # the reshuffle moves the whole discard pile back into the deck in the ledger
-    t = g.transfers(replace(st, decks=g._set(st.decks, 0, deck)), shuffles[0])
+    t = g.transfers(replace(st, decks=rules._set(st.decks, 0, deck)), shuffles[0])
     assert {(x.frm, x.to) for x in t} == {("discard:0", "deck:0")} and len(t) == 9
 
 
@@ -595,8 +597,8 @@ def test_reshuffle_is_a_seeded_random_outcome():
 
 def test_tiles_drawn_tiles_stay_out_until_a_trade_tile():
     state = replace(tiles_game(3), phase="next_turn", active=0, turn=1)
-    em = g._Emitter(state)
-    g._continue(em, Scripted(5, 0))                             # "none", move tile 1
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(5, 0))                             # "none", move tile 1
     assert types(em.events) == ["turn_started", "action_tile_drawn", "move_tile_drawn"]
     assert em.events[1]["tile"] == "none" and em.events[2]["number"] == 1
     st = em.state

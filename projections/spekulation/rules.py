@@ -1,0 +1,555 @@
+"""Spekulation's rules: options, state, evolve (one function per event), decide (one
+function per action, in one `kernel.Actions` table), legal actions and the result.
+The board (tracks, prices, marker moves) is in `board.py`, the views in `view.py`, the
+ledger in `ledger.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Optional
+
+from marshmallow import RAISE, Schema, fields, validate
+
+from projections.game import IllegalAction, replace
+from projections.kernel import Action, Actions, Batch, Choice, evolver
+
+from .board import (ACTION_PHASE, ACTION_TILES, BOARDS, CARDS, COMPANIES, COMPANY_INDEX, DECK_SIZE,
+                    EDITIONS, END_SPACE, FACE_ACTION, HAND_SIZE, HOLIDAY, MOVE_TILES, N_COMPANIES,
+                    START, START_MONEY, SYMBOL_FACES, forward, price, prices, rank_move_candidates,
+                    rank_move_target)
+
+NAME = "spekulation"
+RULES_VERSION = 1
+MIN_PLAYERS = 3
+MAX_PLAYERS = 6
+HIDDEN_INFORMATION = True
+
+
+# ---------------------------------------------------------------------------------------
+# Options
+
+class OptionsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    edition = fields.String(load_default="dice", validate=validate.OneOf(EDITIONS))
+    board = fields.String(load_default="plain", validate=validate.OneOf(BOARDS))
+
+
+# ---------------------------------------------------------------------------------------
+# State
+
+@dataclass(frozen=True)
+class State:
+    edition: str
+    board: str
+    players: int
+    end: int                               # the END space (61 dice, 60 tiles)
+    phase: str = "new"                     # new setup deal next_turn action trade rank_move
+    #                                        movement commit resolve over
+    start_player: int = -1
+    active: int = -1
+    turn: int = 0                          # turns started so far (1 = the first turn)
+    chooser: int = -1                      # dice setup: who chooses a share now
+    chosen: int = 0                        # dice setup: shares chosen so far
+    positions: tuple = (START,) * N_COMPANIES
+    arrivals: tuple = ()                   # company indices on the END, by arrival order
+    money: tuple = ()
+    shares: tuple = ()                     # per seat: tuple of 8 counts
+    supply: tuple = (0,) * N_COMPANIES
+    decks: tuple = ()                      # per seat: the 9 cards in deck order (secret)
+    drawn: tuple = ()                      # per seat: cards drawn from the deck since its shuffle
+    hands: tuple = ()                      # per seat: hand cards (owner only)
+    discards: tuple = ()                   # per seat: played cards since the shuffle (public)
+    action: Optional[str] = None           # this turn's action: trade +1 -1 none
+    trade_seat: int = -1
+    trades_done: int = 0
+    number: int = 0                        # this turn's distance
+    commits: tuple = ()                    # per seat: committed card or None (secret)
+    revealed: Optional[tuple] = None       # the last revealed cards, per seat
+    action_bag: tuple = ACTION_TILES       # tiles edition: tiles still in the bags
+    move_bag: tuple = MOVE_TILES
+    final_scores: Optional[tuple] = None
+
+
+def new_state(options: dict, seats: int) -> State:
+    if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+        raise ValueError(f"spekulation needs {MIN_PLAYERS}-{MAX_PLAYERS} players")
+    edition = options.get("edition", "dice")
+    board = options.get("board", "plain")
+    if edition not in EDITIONS or board not in BOARDS:
+        raise ValueError("bad spekulation options")
+    n = seats
+    return State(
+        edition=edition, board=board, players=n, end=END_SPACE[edition],
+        money=(0,) * n, shares=((0,) * N_COMPANIES,) * n,
+        decks=((),) * n, drawn=(0,) * n, hands=((),) * n, discards=((),) * n,
+        commits=(None,) * n,
+    )
+
+
+def is_over(state: State) -> bool:
+    return state.phase == "over"
+
+
+def to_act(state: State) -> list[int]:
+    phase = state.phase
+    if phase == "setup":
+        return [state.chooser] if state.edition == "dice" and state.chooser >= 0 else []
+    if phase == "trade":
+        return [state.trade_seat]
+    if phase == "rank_move":
+        return [state.active]
+    if phase == "commit":
+        return [s for s, card in enumerate(state.commits) if card is None]
+    return []
+
+
+# ---------------------------------------------------------------------------------------
+# Small helpers
+
+def _set(tup: tuple, i: int, value) -> tuple:
+    return tup[:i] + (value,) + tup[i + 1:]
+
+
+def _add_share(shares: tuple, seat: int, company: int, delta: int) -> tuple:
+    row = shares[seat]
+    return _set(shares, seat, _set(row, company, row[company] + delta))
+
+
+def _seat_order(state: State, first: int) -> list[int]:
+    n = state.players
+    return [(first + i) % n for i in range(n)]
+
+
+def _phase_for_action(state: State, action: str) -> State:
+    phase = ACTION_PHASE[action]
+    if phase == "trade":
+        return replace(state, action=action, phase="trade", trade_seat=state.active, trades_done=0)
+    return replace(state, action=action, phase=phase)
+
+
+# ---------------------------------------------------------------------------------------
+# Evolve: one small function per event type
+
+def _ev_start_player_drawn(s: State, e: dict) -> State:
+    seat = e["seat"]
+    if s.edition == "dice":
+        return replace(s, start_player=seat, phase="setup", chooser=seat, chosen=0)
+    return replace(s, start_player=seat, phase="setup")
+
+
+def _ev_supply_filled(s: State, e: dict) -> State:
+    return replace(s, supply=(e["count"],) * N_COMPANIES)
+
+
+def _ev_money_dealt(s: State, e: dict) -> State:
+    return replace(s, money=(e["amount"],) * s.players)
+
+
+def _ev_shares_drawn(s: State, e: dict) -> State:
+    shares, supply = s.shares, s.supply
+    for seat, name in enumerate(e["shares"]):
+        c = COMPANY_INDEX[name]
+        shares = _add_share(shares, seat, c, 1)
+        supply = _set(supply, c, supply[c] - 1)
+    return replace(s, shares=shares, supply=supply, phase="deal")
+
+
+def _ev_share_chosen(s: State, e: dict) -> State:
+    seat, c = e["seat"], COMPANY_INDEX[e["company"]]
+    chosen = s.chosen + 1
+    s = replace(s, shares=_add_share(s.shares, seat, c, 1), supply=_set(s.supply, c, s.supply[c] - 1),
+                chosen=chosen)
+    if chosen >= s.players:
+        return replace(s, chooser=-1, phase="deal")
+    return replace(s, chooser=(seat + 1) % s.players)
+
+
+def _ev_deck_shuffled(s: State, e: dict) -> State:
+    seat = e["seat"]
+    return replace(s, decks=_set(s.decks, seat, tuple(e["order"])), drawn=_set(s.drawn, seat, 0),
+                   discards=_set(s.discards, seat, ()))
+
+
+def _ev_cards_drawn(s: State, e: dict) -> State:
+    seat, cards = e["seat"], tuple(e["cards"])
+    s = replace(s, hands=_set(s.hands, seat, s.hands[seat] + cards),
+                drawn=_set(s.drawn, seat, s.drawn[seat] + len(cards)))
+    if s.phase == "deal" and all(len(h) == HAND_SIZE for h in s.hands):
+        s = replace(s, phase="next_turn")
+    return s
+
+
+def _ev_turn_started(s: State, e: dict) -> State:
+    return replace(s, active=e["seat"], turn=e["turn"], phase="action", action=None, number=0,
+                   trade_seat=-1, trades_done=0)
+
+
+def _ev_first_turn_trade(s: State, e: dict) -> State:
+    return _phase_for_action(s, "trade")
+
+
+def _ev_symbol_rolled(s: State, e: dict) -> State:
+    return _phase_for_action(s, FACE_ACTION[e["face"]])
+
+
+def _ev_action_tile_drawn(s: State, e: dict) -> State:
+    bag = list(s.action_bag)
+    bag.remove(e["tile"])
+    return _phase_for_action(replace(s, action_bag=tuple(bag)), e["tile"])
+
+
+def _after_trade(s: State) -> State:
+    done = s.trades_done + 1
+    if done >= s.players:
+        return replace(s, trades_done=done, trade_seat=-1, phase="movement")
+    return replace(s, trades_done=done, trade_seat=(s.trade_seat + 1) % s.players)
+
+
+def _ev_share_bought(s: State, e: dict) -> State:
+    seat, c, p = e["seat"], COMPANY_INDEX[e["company"]], e["price"]
+    s = replace(s, money=_set(s.money, seat, s.money[seat] - p),
+                shares=_add_share(s.shares, seat, c, 1), supply=_set(s.supply, c, s.supply[c] - 1))
+    return _after_trade(s)
+
+
+def _ev_share_sold(s: State, e: dict) -> State:
+    seat, c, p = e["seat"], COMPANY_INDEX[e["company"]], e["price"]
+    s = replace(s, money=_set(s.money, seat, s.money[seat] + p),
+                shares=_add_share(s.shares, seat, c, -1), supply=_set(s.supply, c, s.supply[c] + 1))
+    return _after_trade(s)
+
+
+def _ev_trade_passed(s: State, e: dict) -> State:
+    return _after_trade(s)
+
+
+def _place(s: State, c: int, frm: int, to: int) -> State:
+    arrivals = s.arrivals
+    if to >= s.end and frm < s.end:
+        arrivals = arrivals + (c,)
+    return replace(s, positions=_set(s.positions, c, to), arrivals=arrivals)
+
+
+def _ev_rank_moved(s: State, e: dict) -> State:
+    return replace(_place(s, COMPANY_INDEX[e["company"]], e["from"], e["to"]), phase="movement")
+
+
+def _ev_rank_move_skipped(s: State, e: dict) -> State:
+    return replace(s, phase="movement")
+
+
+def _ev_number(s: State, e: dict) -> State:
+    return replace(s, number=e["number"], phase="commit", commits=(None,) * s.players)
+
+
+def _ev_move_tile_drawn(s: State, e: dict) -> State:
+    bag = list(s.move_bag)
+    bag.remove(e["number"])
+    return _ev_number(replace(s, move_bag=tuple(bag)), e)
+
+
+def _ev_card_committed(s: State, e: dict) -> State:
+    return replace(s, commits=_set(s.commits, e["seat"], e["card"]))
+
+
+def _ev_cards_revealed(s: State, e: dict) -> State:
+    hands, discards = list(s.hands), list(s.discards)
+    for seat, card in enumerate(e["cards"]):
+        hand = list(hands[seat])
+        hand.remove(card)
+        hands[seat] = tuple(hand)
+        discards[seat] = discards[seat] + (card,)
+    return replace(s, hands=tuple(hands), discards=tuple(discards), revealed=tuple(e["cards"]),
+                   commits=(None,) * s.players, phase="resolve")
+
+
+def _ev_marker_moved(s: State, e: dict) -> State:
+    return _place(s, COMPANY_INDEX[e["company"]], e["from"], e["to"])
+
+
+def _ev_no_movement(s: State, e: dict) -> State:
+    return s
+
+
+def _ev_tiles_returned(s: State, e: dict) -> State:
+    return replace(s, action_bag=ACTION_TILES, move_bag=MOVE_TILES)
+
+
+def _ev_game_ended(s: State, e: dict) -> State:
+    return replace(s, phase="over", final_scores=tuple(e["scores"]), trade_seat=-1)
+
+
+evolve = evolver({
+    "start_player_drawn": _ev_start_player_drawn,
+    "supply_filled": _ev_supply_filled,
+    "money_dealt": _ev_money_dealt,
+    "shares_drawn": _ev_shares_drawn,
+    "share_chosen": _ev_share_chosen,
+    "deck_shuffled": _ev_deck_shuffled,
+    "cards_drawn": _ev_cards_drawn,
+    "turn_started": _ev_turn_started,
+    "first_turn_trade": _ev_first_turn_trade,
+    "symbol_rolled": _ev_symbol_rolled,
+    "action_tile_drawn": _ev_action_tile_drawn,
+    "share_bought": _ev_share_bought,
+    "share_sold": _ev_share_sold,
+    "trade_passed": _ev_trade_passed,
+    "rank_moved": _ev_rank_moved,
+    "rank_move_skipped": _ev_rank_move_skipped,
+    "number_rolled": _ev_number,
+    "move_tile_drawn": _ev_move_tile_drawn,
+    "card_committed": _ev_card_committed,
+    "cards_revealed": _ev_cards_revealed,
+    "marker_moved": _ev_marker_moved,
+    "no_movement": _ev_no_movement,
+    "tiles_returned": _ev_tiles_returned,
+    "game_ended": _ev_game_ended,
+})
+
+
+# ---------------------------------------------------------------------------------------
+# Start and the automatic steps
+
+def start(state: State, rng) -> list[dict]:
+    batch = Batch(state, evolve)
+    n = state.players
+    batch.emit({"type": "start_player_drawn", "seat": rng.below("start_player", n)})
+    batch.emit({"type": "supply_filled", "count": n - 1})
+    batch.emit({"type": "money_dealt", "amount": START_MONEY})
+    if state.edition == "tiles":
+        drawn = rng.shuffle("share_bag", list(COMPANIES))[:n]
+        batch.emit({"type": "shares_drawn", "shares": drawn})
+    _continue(batch, rng)
+    return batch.events
+
+
+def _draw_cards(batch: Batch, seat: int, count: int) -> None:
+    s = batch.state
+    cards = list(s.decks[seat][s.drawn[seat]:s.drawn[seat] + count])
+    batch.emit({"type": "cards_drawn", "seat": seat, "cards": cards})
+
+
+def _shuffle_deck(batch: Batch, rng, seat: int) -> None:
+    order = rng.shuffle(f"deck:{seat}:turn{batch.state.turn}", list(CARDS))
+    batch.emit({"type": "deck_shuffled", "seat": seat, "order": order})
+    _draw_cards(batch, seat, HAND_SIZE)
+
+
+def _movement_steps(state: State) -> tuple[int, int]:
+    """(steps every played company moves, number of holiday cards)."""
+    holidays = sum(1 for card in state.revealed if card == HOLIDAY)
+    if holidays == 0:
+        return state.number, 0
+    if state.edition == "tiles" and state.players >= 5 and holidays == 1:
+        return (state.number + 1) // 2, holidays
+    return 0, holidays
+
+
+def _game_ends_now(state: State) -> bool:
+    if not state.arrivals:
+        return False
+    if state.edition == "dice":
+        return True
+    return state.active == (state.start_player - 1) % state.players
+
+
+def _resolve(batch: Batch, rng) -> None:
+    s = batch.state
+    order = _seat_order(s, s.active)
+    steps, holidays = _movement_steps(s)
+    if steps == 0:
+        batch.emit({"type": "no_movement", "holidays": holidays})
+    else:
+        for seat in order:
+            card = s.revealed[seat]
+            if card == HOLIDAY:
+                continue
+            c = COMPANY_INDEX[card]
+            cur = batch.state
+            frm = cur.positions[c]
+            to = forward(cur.positions, c, steps, cur.end)
+            batch.emit({"type": "marker_moved", "seat": seat, "company": card, "steps": steps,
+                "from": frm, "to": to})
+    for seat in order:
+        played = len(batch.state.discards[seat])
+        if played >= DECK_SIZE:
+            _shuffle_deck(batch, rng, seat)
+        elif played < DECK_SIZE - 1:
+            _draw_cards(batch, seat, 1)
+    s = batch.state
+    if s.edition == "tiles" and s.action == "trade":
+        batch.emit({"type": "tiles_returned"})
+    if _game_ends_now(batch.state):
+        final = batch.state
+        batch.emit({"type": "game_ended", "scores": scores(final),
+            "prices": dict(zip(COMPANIES, prices(final))),
+            "arrivals": [COMPANIES[c] for c in final.arrivals]})
+    else:
+        _start_turn(batch)
+
+
+def _start_turn(batch: Batch) -> None:
+    s = batch.state
+    seat = s.start_player if s.turn == 0 else (s.active + 1) % s.players
+    batch.emit({"type": "turn_started", "seat": seat, "turn": s.turn + 1})
+
+
+def _continue(batch: Batch, rng) -> None:
+    """Run the automatic steps until some seat must act (or the game is over)."""
+    while True:
+        s = batch.state
+        phase = s.phase
+        if phase == "deal":
+            for seat in range(s.players):
+                _shuffle_deck(batch, rng, seat)
+        elif phase == "next_turn":
+            _start_turn(batch)
+        elif phase == "action":
+            if s.turn == 1:
+                batch.emit({"type": "first_turn_trade"})
+            elif s.edition == "dice":
+                batch.emit({"type": "symbol_rolled", "face": SYMBOL_FACES[rng.below(f"symbol:{s.turn}", 6)]})
+            else:
+                bag = s.action_bag
+                batch.emit({"type": "action_tile_drawn", "tile": bag[rng.below(f"action_tile:{s.turn}", len(bag))]})
+        elif phase == "rank_move" and not rank_move_candidates(s, s.action):
+            batch.emit({"type": "rank_move_skipped", "direction": s.action})
+        elif phase == "movement":
+            if s.edition == "dice":
+                batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
+            else:
+                bag = s.move_bag
+                batch.emit({"type": "move_tile_drawn", "number": bag[rng.below(f"move_tile:{s.turn}", len(bag))]})
+        elif phase == "resolve":
+            _resolve(batch, rng)
+        else:
+            return
+
+
+# ---------------------------------------------------------------------------------------
+# Decide: one function per action; the generic checks (shape, game over, turn, phase) are
+# the kernel's, the deciders check what depends on the state
+
+def _choose_share(batch: Batch, seat: int, action: dict, rng) -> None:
+    state, name = batch.state, action["company"]
+    c = COMPANY_INDEX[name]
+    if any(state.shares[s][c] for s in range(state.players)):
+        raise IllegalAction(f"somebody already has a {name} share: choose another company", field="company")
+    batch.emit({"type": "share_chosen", "seat": seat, "company": name})
+    _continue(batch, rng)
+
+
+def _buy(batch: Batch, seat: int, action: dict, rng) -> None:
+    state, name = batch.state, action["company"]
+    c = COMPANY_INDEX[name]
+    if state.supply[c] <= 0:
+        raise IllegalAction(f"no {name} share left in the supply", field="company")
+    p = price(state, c)
+    if p > state.money[seat]:
+        raise IllegalAction(f"a {name} share costs {p}, you have {state.money[seat]}", field="company")
+    batch.emit({"type": "share_bought", "seat": seat, "company": name, "price": p})
+    _continue(batch, rng)
+
+
+def _sell(batch: Batch, seat: int, action: dict, rng) -> None:
+    state, name = batch.state, action["company"]
+    c = COMPANY_INDEX[name]
+    if state.shares[seat][c] <= 0:
+        raise IllegalAction(f"you hold no {name} share", field="company")
+    p = price(state, c)
+    if -p > state.money[seat]:
+        raise IllegalAction(f"selling {name} at {p} costs {-p}, you have {state.money[seat]}", field="company")
+    batch.emit({"type": "share_sold", "seat": seat, "company": name, "price": p})
+    _continue(batch, rng)
+
+
+def _pass(batch: Batch, seat: int, action: dict, rng) -> None:
+    batch.emit({"type": "trade_passed", "seat": seat})
+    _continue(batch, rng)
+
+
+def _rank_move(batch: Batch, seat: int, action: dict, rng) -> None:
+    state, name = batch.state, action["company"]
+    c = COMPANY_INDEX[name]
+    target = rank_move_target(state, c, state.action)
+    if target is None:
+        raise IllegalAction(f"{name} may not move {state.action} rank now", field="company")
+    batch.emit({"type": "rank_moved", "seat": seat, "company": name, "direction": state.action,
+                "from": state.positions[c], "to": target})
+    _continue(batch, rng)
+
+
+def _play(batch: Batch, seat: int, action: dict, rng) -> None:
+    card = action["card"]
+    if card not in batch.state.hands[seat]:
+        raise IllegalAction(f"card {card!r} is not in your hand", field="card")
+    batch.emit({"type": "card_committed", "seat": seat, "card": card})
+    if all(c is not None for c in batch.state.commits):
+        batch.emit({"type": "cards_revealed", "cards": list(batch.state.commits)})
+    _continue(batch, rng)
+
+
+_COMPANY = {"company": Choice(COMPANIES)}
+
+ACTIONS = Actions(NAME, [
+    Action("choose_share", _choose_share, _COMPANY, frozenset({"setup"}), batch=True,
+           schema_name="ChooseShareSchema"),
+    Action("buy", _buy, _COMPANY, frozenset({"trade"}), batch=True, schema_name="BuySchema"),
+    Action("sell", _sell, _COMPANY, frozenset({"trade"}), batch=True, schema_name="SellSchema"),
+    Action("pass", _pass, {}, frozenset({"trade"}), batch=True, schema_name="PassSchema"),
+    Action("rank_move", _rank_move, _COMPANY, frozenset({"rank_move"}), batch=True,
+           schema_name="RankMoveSchema"),
+    Action("play", _play, {"card": Choice(CARDS)}, frozenset({"commit"}), batch=True,
+           schema_name="PlaySchema"),
+], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve)
+
+decide = ACTIONS.decide
+ACTION_SCHEMAS = ACTIONS.schemas
+
+
+# ---------------------------------------------------------------------------------------
+# Legal actions and the result
+
+def legal_actions(state: State, seat: int) -> list[dict]:
+    if seat not in to_act(state):
+        return []
+    phase = state.phase
+    if phase == "setup":
+        taken = {c for row in state.shares for c, k in enumerate(row) if k}
+        return [{"type": "choose_share", "company": name} for c, name in enumerate(COMPANIES)
+                if c not in taken]
+    if phase == "trade":
+        pr = prices(state)
+        money = state.money[seat]
+        out = [{"type": "pass"}]
+        out += [{"type": "buy", "company": name} for c, name in enumerate(COMPANIES)
+                if state.supply[c] > 0 and pr[c] <= money]
+        out += [{"type": "sell", "company": name} for c, name in enumerate(COMPANIES)
+                if state.shares[seat][c] > 0 and -pr[c] <= money]
+        return out
+    if phase == "rank_move":
+        return [{"type": "rank_move", "company": COMPANIES[c]}
+                for c in rank_move_candidates(state, state.action)]
+    if phase == "commit":
+        return [{"type": "play", "card": card} for card in dict.fromkeys(state.hands[seat])]
+    return []
+
+
+def scores(state: State) -> list[int]:
+    pr = prices(state)
+    return [state.money[s] + sum(k * pr[c] for c, k in enumerate(state.shares[s]))
+            for s in range(state.players)]
+
+
+def result(state: State) -> dict:
+    sc = list(state.final_scores) if state.final_scores is not None else scores(state)
+    best = max(sc)
+    return {
+        "winners": [s for s, v in enumerate(sc) if v == best],
+        "ranks": [1 + sum(1 for w in sc if w > v) for v in sc],
+        "scores": sc,
+    }
