@@ -23,7 +23,7 @@ from .fold import evolve
 from .ledger import transfers
 from .payment import payment_plan
 from .rules import ACTION_SCHEMAS, ACTIONS, OptionsSchema, decide, legal_actions, start
-from .state import Offer, State, _set, is_over, new_state, objective_met, to_act
+from .state import Offer, State, _set, is_over, new_state, objective_met, to_act   # _set: tests build states
 from .view import redact, result, score, view
 
 __all__ = [

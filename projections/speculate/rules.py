@@ -297,16 +297,16 @@ def _end_trading(b: Batch, seat: int, action: dict, rng) -> None:
 
 # --- the action table --------------------------------------------------------------------------
 
-SHARE = Choice(SHARES)
+SHARE_FIELD = Choice(SHARES)
 
 ACTIONS = Actions(NAME, [
     Action("play_event", _play_event, {"card": Choice(tuple(sorted(CARDS)))},
            phases=frozenset({"event1", "event2"}), batch=True),
-    Action("buy", _buy, {"share": SHARE, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
-    Action("sell", _sell, {"share": SHARE, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
+    Action("buy", _buy, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
+    Action("sell", _sell, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
     Action("end_trading", _end_trading, {}, phases=frozenset({"trade"}), batch=True),
     Action("respond", _respond, {"count": Int(min=0)}, phases=frozenset({"respond"}), batch=True),
-    Action("give_shares", _give_shares, {"share": SHARE, "count": Int(min=0)}, phases=frozenset({"pay"}),
+    Action("give_shares", _give_shares, {"share": SHARE_FIELD, "count": Int(min=0)}, phases=frozenset({"pay"}),
            batch=True),
 ], players=lambda s: s.players, to_act=to_act, is_over=is_over, phase=lambda s: s.phase, evolve=evolve)
 

@@ -57,8 +57,8 @@ def view(state: State, seat: Optional[int]) -> dict:
             "share_value_due": REWARD_SHARES_VALUE,
             "decided": None if state.pay_prefix is None else
             {SHARES[t]: c for t, c in enumerate(state.pay_prefix)}},
-        "rules": {"price_min": PRICE_MIN, "price_max": PRICE_MAX, "fee": FEE, "late_fee": LATE_FEE, "bank_buy_markup": BANK_MARKUP,
-                  "bank_sell_markdown": BANK_MARKDOWN, "max_types_held": MAX_TYPES_HELD,
+        "rules": {"price_min": PRICE_MIN, "price_max": PRICE_MAX, "fee": FEE, "late_fee": LATE_FEE,
+                  "bank_buy_markup": BANK_MARKUP, "bank_sell_markdown": BANK_MARKDOWN, "max_types_held": MAX_TYPES_HELD,
                   "reward_each": REWARD_EACH, "reward_bank": REWARD_BANK,
                   "dividend_divisor": DIVIDEND_DIVISOR},
         "over": over,
