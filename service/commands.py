@@ -13,7 +13,6 @@ import logging
 import pickle
 import secrets
 import threading
-import time
 from collections import OrderedDict
 from functools import partial
 from typing import Optional, Protocol
@@ -420,11 +419,10 @@ class GameService:
     def view(self, game_id: str, seat: Optional[int]) -> dict:
         return disclosure.view_for(self.load(game_id), seat)
 
-    def wait_for(self, game_id: str, after_version: int, wait: float) -> None:
-        """Long-poll: return once the game's version passes `after_version` or `wait` elapses."""
-        deadline = time.monotonic() + wait
-        while self.store.head(game_id)[0] <= after_version and time.monotonic() < deadline:
-            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    def wait_for(self, game_id: str, after_version: int, wait: float) -> bool:
+        """Wait until the game's version passes `after_version` (True) or `wait` elapses
+        (False): notified by the store (events/notify.py), never polled."""
+        return self.store.notifier.wait(game_id, after_version, wait)
 
     @staticmethod
     def batch_events(before: Session, stored: list[StoredEvent], viewer: Optional[int],

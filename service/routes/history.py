@@ -15,15 +15,13 @@ from projections import disclosure
 from projections.session import SCORED, fold
 
 from ..errors import Unauthorized, Unprocessable
+from ..streaming import NDJSON, SSE, batches, keepalive_interval, open_wait, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
-from . import games, viewer
+from . import bearer, games, viewer
 from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
-
-SSE = "text/event-stream"
-NDJSON = "application/x-ndjson"
 
 
 def _ticket_key(ticket: str) -> str:
@@ -43,7 +41,8 @@ def _viewer_from_ticket(game_id: str, ticket: str):
 def _stream(game_id: str, seat, after: int, kind: str, follow: float):
     """Events after `after` as SSE or NDJSON, then new ones as they come, with keep-alives."""
     service = games()
-    keepalive = float(current_app.config["STREAM_KEEPALIVE"])
+    keepalive = keepalive_interval(float(current_app.config["STREAM_KEEPALIVE"]))
+    shared = batches()
     current = service.load(game_id)
     if after > current.version:
         raise Unprocessable(f"after: the game is at version {current.version}", {"field": "after"})
@@ -58,23 +57,35 @@ def _stream(game_id: str, seat, after: int, kind: str, follow: float):
     def ping():
         return ": keep-alive\n\n" if kind == SSE else json.dumps({"keepalive": True}) + "\n"
 
+    def new_batch(base, last):
+        """The events after `last` as messages, and the session after them (None: nothing
+        new); computed once for every stream of this game at this point (a fan-out)."""
+        fresh = service.store.read(game_id, last)
+        if not fresh:
+            return None
+        after_batch = fold(fresh, game_id, base)
+        shown, _ = disclosure.events_for(fresh, base, seat, after_batch.finished, game_id)
+        to_act, status = after_batch.to_act(), after_batch.status
+        return "".join(message(event, to_act, status) for event in shown), after_batch
+
     def generate():
         nonlocal session
         deadline = time.monotonic() + follow
         last = after
+        woken = True
         while True:
-            fresh = service.store.read(game_id, last)
-            if fresh:
-                after_batch = fold(fresh, game_id, session)
-                shown, _ = disclosure.events_for(fresh, session, seat, after_batch.finished, game_id)
-                to_act, status = after_batch.to_act(), after_batch.status
-                for event in shown:
-                    yield message(event, to_act, status)
-                session, last = after_batch, after_batch.version
+            if woken:
+                batch = shared.get((game_id, last, session.head if session else "", seat, kind),
+                                   lambda: new_batch(session, last))
+                if batch is not None:
+                    text, session = batch
+                    last = session.version
+                    if text:
+                        yield text
             if (session is not None and session.status == SCORED) or time.monotonic() >= deadline:
                 return
-            service.wait_for(game_id, last, min(keepalive, max(0.0, deadline - time.monotonic())))
-            if service.store.head(game_id)[0] <= last:
+            woken = service.wait_for(game_id, last, min(keepalive, max(0.0, deadline - time.monotonic())))
+            if not woken:
                 yield ping()
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -98,16 +109,21 @@ class Events(MethodView):
         keep-alives; each message carries `version` and `to_act`."""
         seat = _viewer_from_ticket(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
         after = query["after"]
-        accept = request.accept_mimetypes
-        kind = SSE if accept.best_match([SSE, NDJSON, "application/json"]) == SSE else (
-            NDJSON if accept.best_match([NDJSON, "application/json"]) == NDJSON else None)
+        kind = stream_kind(request.accept_mimetypes)
         if kind is not None:
             resume = request.headers.get("Last-Event-ID", "")
             if kind == SSE and resume.isdigit():
                 after = int(resume)
-            follow = query.get("follow")
-            follow = float(current_app.config["STREAM_MAX_SECONDS"]) if follow is None else follow
-            return _stream(game_id, seat, after, kind, follow)
+            longest = float(current_app.config["STREAM_MAX_SECONDS"])
+            follow = longest if query.get("follow") is None else min(query["follow"], longest)
+            release = open_wait(query.get("ticket") or bearer())
+            try:
+                response = _stream(game_id, seat, after, kind, follow)
+            except BaseException:
+                release()
+                raise
+            response.call_on_close(release)
+            return response
         shown, current = games().events(game_id, seat, after)
         return {"events": shown, "version": current.version, "to_act": current.to_act(),
                 "status": current.status}

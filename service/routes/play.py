@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 from ..errors import Unauthorized
 from ..schemas import (ActionRequestSchema, ActionResponseSchema, ErrorSchema, IdempotencyHeaderSchema,
                        ViewQuerySchema, ViewSchema)
+from ..streaming import open_wait
 from . import bearer, games
 
 blp = Blueprint("play", __name__, description="A seat's view and its actions")
@@ -37,7 +38,11 @@ class View(MethodView):
         seat = seat_of(game_id)
         service = games()
         if query.get("wait") and query.get("after_version") is not None:
-            service.wait_for(game_id, query["after_version"], query["wait"])
+            release = open_wait(bearer())   # 429 too_many_streams past the caps
+            try:
+                service.wait_for(game_id, query["after_version"], query["wait"])
+            finally:
+                release()
         return service.view(game_id, seat)
 
 
