@@ -102,11 +102,15 @@ class Events(MethodView):
     @blp.response(200, EventsSchema)
     @blp.alt_response(401, schema=ErrorSchema, description="unknown token or ticket")
     @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
+    @blp.alt_response(429, schema=ErrorSchema, description="too many open streams for this token or address")
     def get(self, query, game_id):
         """The events after `after`, as the caller may see them (a seat with its token, or a
-        spectator). With `Accept: text/event-stream` (SSE; resume with Last-Event-ID) or
-        `Accept: application/x-ndjson`, the response streams new events as they come, with
-        keep-alives; each message carries `version` and `to_act`."""
+        spectator). Only an explicit `Accept: text/event-stream` (SSE; resume with
+        Last-Event-ID) or `Accept: application/x-ndjson` streams (`*/*` or no Accept gets this
+        JSON answer): new events as they come, with keep-alives; each message carries `version`
+        and `to_act`. A stream lasts `follow` seconds, at most the server's limit (300 by
+        default); open streams and long-polls are capped per token and per address (429
+        `too_many_streams` with Retry-After)."""
         seat = _viewer_from_ticket(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
         after = query["after"]
         kind = stream_kind(request.accept_mimetypes)
