@@ -29,6 +29,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from typing import Callable, Optional
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def sharded_pubsub(client) -> bool:
 class _Game:
     """What a process knows about one game it has waiters for."""
 
-    __slots__ = ("waiters", "known", "confirmed", "gen", "checked", "checking", "event", "idle_since")
+    __slots__ = ("waiters", "known", "confirmed", "gen", "checked", "checking", "event")
 
     def __init__(self) -> None:
         self.waiters = 0
@@ -70,7 +71,6 @@ class _Game:
         self.checked = -1         # the gen whose head read is done
         self.checking = False
         self.event = threading.Event()
-        self.idle_since = 0.0
 
 
 class Notifier:
@@ -158,6 +158,7 @@ class RedisNotifier(Notifier):
         self._pubsub = None
         self._listener: Optional[threading.Thread] = None
         self._pid = None
+        self._idle: OrderedDict[str, float] = OrderedDict()   # games with no waiter, since when
         self._closed = False
         self.reconnects = 0
 
@@ -170,6 +171,7 @@ class RedisNotifier(Notifier):
             self._sharded = sharded_pubsub(self._client)
         self._pid = os.getpid()
         self._games.clear()  # a forked child inherits nothing it could use
+        self._idle.clear()
         self._pubsub = self._client.pubsub()
         self._listener = threading.Thread(target=self._listen, name="append-notifier", daemon=True)
         self._listener.start()
@@ -197,12 +199,18 @@ class RedisNotifier(Notifier):
             (self._pubsub.shard_channels if self._sharded else self._pubsub.channels).pop(name.encode(), None)
 
     def _sweep(self, now: float) -> None:
-        """(lock held) unsubscribe games whose last waiter left more than `linger` ago."""
-        stale = [gid for gid, g in self._games.items()
-                 if g.waiters == 0 and now - g.idle_since >= self._linger]
-        for game_id in stale:
-            del self._games[game_id]
-            self._unsubscribe(game_id)
+        """(lock held) unsubscribe games whose last waiter left more than `linger` ago: the
+        idle games in the order they became idle, so a sweep costs O(1) when nothing expires
+        (it runs at every wait)."""
+        while self._idle:
+            game_id, since = next(iter(self._idle.items()))
+            if now - since < self._linger:
+                return
+            del self._idle[game_id]
+            game = self._games.get(game_id)
+            if game is not None and game.waiters == 0:
+                del self._games[game_id]
+                self._unsubscribe(game_id)
 
     def _enter(self, game_id: str) -> _Game:
         with self._lock:
@@ -214,6 +222,8 @@ class RedisNotifier(Notifier):
             if game is None:
                 game = self._games[game_id] = _Game()
                 self._subscribe(game_id)
+            elif game.waiters == 0:
+                self._idle.pop(game_id, None)
             game.waiters += 1
             return game
 
@@ -221,11 +231,12 @@ class RedisNotifier(Notifier):
         with self._lock:
             game.waiters -= 1
             now = time.monotonic()
-            if game.waiters == 0:
-                game.idle_since = now
-                if self._linger <= 0 and self._games.get(game_id) is game:
+            if game.waiters == 0 and self._games.get(game_id) is game:
+                if self._linger <= 0:
                     del self._games[game_id]
                     self._unsubscribe(game_id)
+                else:
+                    self._idle[game_id] = now
             self._sweep(now)
 
     # --- waiting --------------------------------------------------------------------------
