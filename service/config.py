@@ -54,7 +54,7 @@ def from_env() -> dict:
     for key in ("STREAM_KEEPALIVE", "STREAM_MAX_SECONDS"):
         if os.environ.get(key):
             config[key] = float(os.environ[key])
-    for key in ("STREAMS_PER_TOKEN", "STREAMS_PER_ADDRESS"):
+    for key in ("STREAMS_PER_TOKEN", "STREAMS_PER_ADDRESS", "REDIS_MAX_CONNECTIONS"):
         if os.environ.get(key):
             config[key] = int(os.environ[key])
     if os.environ.get("ALLOW_SEED") == "1":
