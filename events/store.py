@@ -22,6 +22,7 @@ from typing import Callable, Optional
 from redis.exceptions import NoScriptError
 
 from .envelope import GENESIS, NewEvent, StoredEvent, decode_body, seal
+from .notify import LocalNotifier, Notifier, RedisNotifier, channel, sharded_pubsub
 from .upcast import UPCASTERS, Upcasters
 
 
@@ -146,6 +147,18 @@ class EventStore(ABC):
     def exists(self, game_id: str) -> bool:
         return self.head(game_id)[0] > 0
 
+    @property
+    def notifier(self) -> Notifier:
+        """This store's append notifications (one per store object, made on first use):
+        `store.notifier.wait(game_id, after_version, timeout)`."""
+        notifier = self.__dict__.get("_notifier")
+        if notifier is None:
+            notifier = self.__dict__.setdefault("_notifier", self._make_notifier())
+        return notifier
+
+    def _make_notifier(self) -> Notifier:
+        return LocalNotifier(self.head)
+
 
 # --- Redis -------------------------------------------------------------------------------
 
@@ -154,7 +167,8 @@ class EventStore(ABC):
 # record is "<version>,<first_version>,<digest>": the receipt's head is the hash stored at
 # <version>, so it is not stored twice.
 #
-# KEYS: events, meta, idem.
+# KEYS: events, meta, idem, and the game's notification channel (events/notify.py: not a key,
+#       but it carries the game's hash tag, so a cluster routes it with the game).
 # ARGV: expected_version ("" = none), idem_key ("" = none), body_digest, base_version,
 #       base_head, n_events, n_meta, then n_events (body, hash) pairs, then n_meta
 #       (field, value) pairs.
@@ -204,6 +218,7 @@ end
 if idem_key ~= '' then
   redis.call('HSET', KEYS[3], idem_key, tostring(version + n_events) .. ',' .. tostring(version + 1) .. ',' .. digest)
 end
+redis.call('__PUBLISH__', KEYS[4], tostring(version + n_events))
 return {'ok'}
 """
 
@@ -274,7 +289,20 @@ class RedisEventStore(EventStore):
 
     def __init__(self, client):
         self.redis = client
-        self._append_script = client.register_script(APPEND_LUA)
+        # The script publishes the new version after a successful append: SPUBLISH where the
+        # server has sharded pub/sub (asked once, on the first append), else PUBLISH.
+        self._scripts = {True: client.register_script(APPEND_LUA.replace("__PUBLISH__", "SPUBLISH")),
+                         False: client.register_script(APPEND_LUA.replace("__PUBLISH__", "PUBLISH"))}
+        self._sharded: Optional[bool] = None
+
+    @property
+    def _append_script(self):
+        if self._sharded is None:
+            self._sharded = sharded_pubsub(self.redis)
+        return self._scripts[self._sharded]
+
+    def _make_notifier(self) -> Notifier:
+        return RedisNotifier(self.redis, self.head, sharded=self._sharded)
 
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta):
@@ -285,10 +313,11 @@ class RedisEventStore(EventStore):
             args += [_pack_body(body), bytes.fromhex(hash_)]
         for field, value in meta.items():
             args += [field, value]
+        script = self._append_script
         try:
-            reply = self.redis.evalsha(self._append_script.sha, 3, k["events"], k["meta"], k["idem"], *args)
+            reply = self.redis.evalsha(script.sha, 4, k["events"], k["meta"], k["idem"], channel(game_id), *args)
         except NoScriptError:  # a restarted or flushed server: load the script, once
-            reply = self._append_script(keys=[k["events"], k["meta"], k["idem"]], args=args)
+            reply = script(keys=[k["events"], k["meta"], k["idem"], channel(game_id)], args=args)
         status = reply[0]
         if status == b"ok":
             return receipt
@@ -378,7 +407,10 @@ class MemoryEventStore(EventStore):
             if idem_key:
                 original = Receipt(receipt.version, receipt.head, receipt.first_version, True)
                 self._idem.setdefault(game_id, {})[idem_key] = (body_digest, original)
-            return receipt
+        notifier = self.__dict__.get("_notifier")
+        if notifier is not None:
+            notifier.published(game_id, receipt.version)
+        return receipt
 
     def get_idempotent(self, game_id, idem_key):
         with self._lock:

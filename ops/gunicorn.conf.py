@@ -1,11 +1,21 @@
-"""Gunicorn settings for the API (and for the HTTP benchmark, which runs its baseline app
-under the very same settings). Every value can be overridden from the environment.
+"""Gunicorn settings for the API (the production configuration; the HTTP benchmark runs its
+baseline app under the very same settings). Every value can be overridden from the environment.
 
     gunicorn -c ops/gunicorn.conf.py 'service.app:create_app()'
 
-gthread workers keep client connections alive (the sync worker closes each one) and let a
-worker wait on Redis for one request while it serves another; one process per core is the
-starting point, since the GIL serialises a process's threads.
+The worker is gevent's: the contract tells every client to wait (long-poll, SSE, NDJSON), and
+under gevent a waiting client costs a greenlet and its socket (about 20 KB), not an OS thread.
+redis-py, the rate limiter, the service cache's locks and hiredis all run monkey-patched (gunicorn
+patches the worker before it loads the app). A gevent worker serves at most
+`worker_connections` clients at once and leaves the rest unanswered in the listen backlog, so it
+is raised from gunicorn's 1,000 to 10,000 (each open connection takes a file descriptor: the
+process's RLIMIT_NOFILE must be above it, see docs/performance.md). RQ workers stay in their own
+processes (`speculation worker`): RQ's job timeouts use signal.alarm and RQ does not run
+gevent-patched. One process per core is the starting point (the GIL serialises a process); each
+process holds one Redis subscription for all its waiters (events/notify.py).
+
+GUNICORN_WORKER_CLASS=gthread (with GUNICORN_THREADS) brings back the thread-per-request worker,
+where every waiting client holds a thread.
 """
 
 import multiprocessing
@@ -13,10 +23,27 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count()))
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
+worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "10000"))
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))   # gthread only
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
+backlog = int(os.environ.get("GUNICORN_BACKLOG", "4096"))
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "warning")
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
+
+
+def post_worker_init(worker):
+    """Raise this worker's soft file-descriptor limit towards its hard limit: each open
+    connection is a descriptor, and the default soft limit (often 1,024) is far below
+    worker_connections."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = worker_connections + 1024
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+    except (ImportError, ValueError, OSError):
+        pass

@@ -43,7 +43,11 @@ def build_backend(config: dict) -> Backend:
         server = fakeredis.FakeServer()
         client = fakeredis.FakeRedis(server=server)
         return Backend(client, fakeredis.FakeRedis(server=server), True, server)
-    client = redis.Redis.from_url(url, health_check_interval=30)
+    # A bounded pool: under gevent thousands of requests may want Redis at once; each new
+    # connection costs milliseconds of CPU (and a Redis client slot), a wait for a free one less.
+    pool = redis.BlockingConnectionPool.from_url(url, max_connections=int(config.get("REDIS_MAX_CONNECTIONS") or 64),
+                                                 timeout=20, health_check_interval=30)
+    client = redis.Redis(connection_pool=pool)
     rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url)
     return Backend(client, rq_client, False)
 

@@ -40,7 +40,24 @@ def _print(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=True))
 
 
+def _serve_production(args) -> None:
+    """With a real Redis, `serve` is the production configuration: gunicorn with
+    ops/gunicorn.conf.py (gevent worker: waiting clients cost memory, not threads)."""
+    from pathlib import Path
+
+    conf = Path(__file__).resolve().parents[1] / "ops" / "gunicorn.conf.py"
+    if not conf.exists():
+        return
+    print(f"Speculation service on http://{args.host}:{args.port} with {os.environ['REDIS_URL']} "
+          f"(gunicorn, {conf.name}); run `speculation worker` for bots and scoring; "
+          f"API docs at /docs, OpenAPI at /openapi.json", flush=True)
+    os.execvp(sys.executable, [sys.executable, "-m", "gunicorn", "-c", str(conf),
+                               "--bind", f"{args.host}:{args.port}", "service.wsgi:app"])
+
+
 def cmd_serve(args) -> None:
+    if os.environ.get("REDIS_URL") and os.environ.get("SPECULATION_DEV_SERVER") != "1":
+        _serve_production(args)
     from service.app import create_app
 
     app = create_app()

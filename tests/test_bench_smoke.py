@@ -24,6 +24,10 @@ def test_every_benchmark_runs_and_writes_its_table(tmp_path):
             assert row.met in (True, False), row
     http = next(r for r in rows if r.bench.startswith("2"))
     assert http.extra["errors"] == {"service": 0, "bare": 0}
+    waiting = [r for r in rows if r.bench.startswith("8")]   # the production gunicorn config
+    assert waiting[0].extra["errors"] == 0 and waiting[0].extra["worker"] == "gevent"
+    assert all(r.extra["delivered"] == r.extra["expected"] for r in waiting if "delivered" in r.extra)
+    assert any(r.case.startswith("Redis commands/s") and r.met for r in waiting)
     saved = json.loads((tmp_path / "latest.json").read_text())
     assert len(saved["rows"]) == len(rows)
     assert "| benchmark |" in (tmp_path / "latest.md").read_text() and table(rows).count("\n") == len(rows) + 1

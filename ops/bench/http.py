@@ -53,7 +53,8 @@ class Gunicorn:
         self.port = _free_port()
         full = dict(os.environ, **env, GUNICORN_BIND=f"127.0.0.1:{self.port}")
         full.pop("GUNICORN_CMD_ARGS", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(CONF), app],
+        conf = os.environ.get("BENCH_GUNICORN_CONF") or str(CONF)   # e.g. a profiling wrapper
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", conf, app],
                                      cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 30
         while time.time() < deadline:

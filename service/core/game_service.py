@@ -16,7 +16,7 @@ from .commands import Commands
 from .jobs import Jobs
 from .loading import SessionLoading
 from .queries import Queries
-from .streams import Streams, Wait, poll_for_version
+from .streams import SharedBatches, Streams, Wait, poll_for_version
 from .tokens import TokenAuth
 
 
@@ -28,8 +28,11 @@ class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
         self.index = index
         self.jobs = jobs
         self.allow_seed = allow_seed
-        # How a waiting request learns of a new version; the default polls the store's head.
-        self.wait: Wait = wait or partial(poll_for_version, store)
+        # How a waiting request learns of a new version: the store's notifier (one
+        # subscription per process), else polling the store's head.
+        notifier = getattr(store, "notifier", None)
+        self.wait: Wait = wait or (notifier.wait if notifier is not None else partial(poll_for_version, store))
+        self.shared_batches = SharedBatches()
         self.stream_keepalive = stream_keepalive
         self.stream_max_seconds = stream_max_seconds
         self.ticket_ttl = ticket_ttl

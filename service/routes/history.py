@@ -9,9 +9,10 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..core.streams import NDJSON, SSE
+from ..streaming import open_wait, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
-from .context import games, viewer
+from .context import bearer, games, viewer
 from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
@@ -29,22 +30,31 @@ class Events(MethodView):
     @blp.response(200, EventsSchema)
     @blp.alt_response(401, schema=ErrorSchema, description="unknown token or ticket")
     @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
+    @blp.alt_response(429, schema=ErrorSchema, description="too many open streams for this token or address")
     def get(self, query, game_id):
         """The events after `after`, as the caller may see them (a seat with its token, or a
-        spectator). With `Accept: text/event-stream` (SSE; resume with Last-Event-ID) or
-        `Accept: application/x-ndjson`, the response streams new events as they come, with
-        keep-alives; each message carries `version` and `to_act`."""
+        spectator). Only an explicit `Accept: text/event-stream` (SSE; resume with
+        Last-Event-ID) or `Accept: application/x-ndjson` streams (`*/*` or no Accept gets this
+        JSON answer): new events as they come, with keep-alives; each message carries `version`
+        and `to_act`. A stream lasts `follow` seconds, at most the server's limit (300 by
+        default); open streams and long-polls are capped per token and per address (429
+        `too_many_streams` with Retry-After)."""
         seat = games().stream_ticket_viewer(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
         after = query["after"]
-        accept = request.accept_mimetypes
-        kind = SSE if accept.best_match([SSE, NDJSON, "application/json"]) == SSE else (
-            NDJSON if accept.best_match([NDJSON, "application/json"]) == NDJSON else None)
+        kind = stream_kind(request.accept_mimetypes)
         if kind is not None:
             resume = request.headers.get("Last-Event-ID", "")
             if kind == SSE and resume.isdigit():
                 after = int(resume)
-            messages = games().open_event_stream(game_id, seat, after, kind, query.get("follow"))
-            return Response(stream_with_context(messages), mimetype=kind, headers=STREAM_HEADERS)
+            release = open_wait(query.get("ticket") or bearer())   # 429 too_many_streams past the caps
+            try:
+                messages = games().open_event_stream(game_id, seat, after, kind, query.get("follow"))
+            except BaseException:
+                release()
+                raise
+            response = Response(stream_with_context(messages), mimetype=kind, headers=STREAM_HEADERS)
+            response.call_on_close(release)
+            return response
         shown, current = games().events(game_id, seat, after)
         return {"events": shown, "version": current.version, "to_act": current.to_act(),
                 "status": current.status}

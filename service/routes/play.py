@@ -8,7 +8,8 @@ from flask_smorest import Blueprint
 
 from ..schemas import (ActionRequestSchema, ActionResponseSchema, ErrorSchema, IdempotencyHeaderSchema,
                        ViewQuerySchema, ViewSchema)
-from .context import games, seat_of
+from ..streaming import open_wait
+from .context import bearer, games, seat_of
 
 blp = Blueprint("play", __name__, description="A seat's view and its actions")
 SECURED = [{"seatToken": []}]
@@ -21,15 +22,21 @@ class View(MethodView):
     @blp.response(200, ViewSchema)
     @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
     @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
+    @blp.alt_response(429, schema=ErrorSchema, description="too many open long-polls and streams")
     def get(self, query, game_id):
         """The seat's view: version, status, to_act, the state it may see, its legal actions.
 
         Long-poll with `wait` and `after_version`: answers as soon as the game's version
-        passes `after_version`, or after `wait` seconds."""
+        passes `after_version`, or after `wait` seconds. A long-poll counts as an open stream
+        (429 `too_many_streams` with Retry-After past the caps per token and per address)."""
         seat = seat_of(game_id)
         service = games()
         if query.get("wait") and query.get("after_version") is not None:
-            service.wait_for(game_id, query["after_version"], query["wait"])
+            release = open_wait(bearer())   # 429 too_many_streams past the caps
+            try:
+                service.wait_for(game_id, query["after_version"], query["wait"])
+            finally:
+                release()
         return service.view(game_id, seat)
 
 

@@ -1,0 +1,117 @@
+"""Waiting clients, the HTTP side: which requests stream and the caps on open waits.
+
+- Only an explicit `Accept: text/event-stream` or `application/x-ndjson` streams; `*/*`, no
+  Accept, or an Accept that prefers `application/json` gets the JSON answer.
+- Caps (app config, all process-local: each API process counts its own clients, so with N
+  processes a client may hold up to N x the cap; the kernel spreads connections over them):
+  `STREAMS_PER_TOKEN` and `STREAMS_PER_ADDRESS` open waits (event streams and long-polls)
+  per bearer token (or stream ticket) and per client address, `STREAM_MAX_SECONDS` the
+  longest stream (a longer `follow` is cut to it; the client resumes with Last-Event-ID).
+  Past a cap: 429 `too_many_streams` with `Retry-After`.
+(Keep-alive jitter and the batches a fan-out shares are the core's: service/core/streams.py.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Callable, Optional
+
+from flask import current_app, request
+
+from .core.streams import NDJSON, SSE
+from .errors import TooManyRequests
+
+JSON = "application/json"
+
+
+
+def stream_kind(accept) -> Optional[str]:
+    """SSE or NDJSON when the Accept header names one explicitly (q > 0) and does not rank
+    application/json above it; else None (the JSON answer). Wildcards never stream."""
+    named = {}
+    for value, quality in accept:
+        value = value.lower()
+        if quality > 0 and value in (SSE, NDJSON, JSON):
+            named[value] = max(quality, named.get(value, 0))
+    best = max((SSE, NDJSON), key=lambda kind: named.get(kind, 0))
+    if not named.get(best):
+        return None
+    if named.get(JSON, 0) > named[best]:
+        return None
+    return best
+
+
+class TooManyStreams(TooManyRequests):
+    code = "too_many_streams"
+
+    def __init__(self, message: str, retry_after: int, details: dict):
+        super().__init__(message, retry_after)
+        self.details.update(details)
+
+
+class StreamCaps:
+    """Open waits per token and per address, counted in this process."""
+
+    RETRY_AFTER = 5
+
+    def __init__(self, per_token: int, per_address: int):
+        self.per_token = per_token
+        self.per_address = per_address
+        self._lock = threading.Lock()
+        self._open: dict[str, int] = {}
+
+    @classmethod
+    def from_config(cls, config) -> "StreamCaps":
+        return cls(int(config.get("STREAMS_PER_TOKEN") or 0), int(config.get("STREAMS_PER_ADDRESS") or 0))
+
+    def acquire(self, address: Optional[str], token: Optional[str]) -> Callable[[], None]:
+        """Count one open wait for this address and token; the returned callable (idempotent)
+        releases it. Raises TooManyRequests past a cap (0: no cap)."""
+        subjects = []
+        if address and self.per_address:
+            subjects.append(("addr:" + address, self.per_address, "address"))
+        if token and self.per_token:
+            subjects.append(("tok:" + hashlib.sha256(token.encode()).hexdigest()[:32], self.per_token, "token"))
+        with self._lock:
+            for key, limit, kind in subjects:
+                if self._open.get(key, 0) >= limit:
+                    raise TooManyStreams(f"too many open streams: at most {limit} event streams and long-polls "
+                                         f"at once per {kind}; close one or retry later",
+                                         self.RETRY_AFTER, {"limit": limit, "per": kind})
+            for key, _, _ in subjects:
+                self._open[key] = self._open.get(key, 0) + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            with self._lock:
+                if released:
+                    return
+                released = True
+                for key, _, _ in subjects:
+                    left = self._open.get(key, 0) - 1
+                    if left > 0:
+                        self._open[key] = left
+                    else:
+                        self._open.pop(key, None)
+
+        return release
+
+    def open_count(self) -> int:
+        with self._lock:
+            return sum(v for k, v in self._open.items() if k.startswith("addr:"))
+
+
+# --- per app (made on first use, so the app factory needs no change) ----------------------
+def caps() -> StreamCaps:
+    caps_ = current_app.extensions.get("stream_caps")
+    if caps_ is None:
+        caps_ = current_app.extensions.setdefault("stream_caps", StreamCaps.from_config(current_app.config))
+    return caps_
+
+
+def open_wait(token: Optional[str]) -> Callable[[], None]:
+    """Count this request as an open wait (stream or long-poll) of its address and token;
+    returns the release. 429 too_many_streams past a cap."""
+    return caps().acquire(request.remote_addr, token)

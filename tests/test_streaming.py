@@ -1,0 +1,223 @@
+"""Waiting clients: the Accept rule, the caps (429 + envelope + Retry-After), jittered
+keep-alives, and streams held through the real gunicorn gevent configuration."""
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
+
+from service.app import create_app
+from service.bootstrap import Backend
+from service.core.streams import NDJSON, SSE, keepalive_interval
+from service.streaming import StreamCaps, stream_kind
+from service_kit import ListJobs
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = "cd" * 32
+
+
+def kind_of(header):
+    return stream_kind(parse_accept_header(header, MIMEAccept))
+
+
+@pytest.mark.parametrize("header,kind", [
+    (None, None), ("", None), ("*/*", None), ("text/*", None), ("application/json", None),
+    ("text/event-stream", SSE), ("application/x-ndjson", NDJSON),
+    ("text/event-stream, */*;q=0.1", SSE), ("application/json, text/event-stream;q=0.5", None),
+    ("application/x-ndjson;q=0.9, text/event-stream;q=0.4", NDJSON), ("text/event-stream;q=0", None),
+    ("Text/Event-Stream", SSE)])
+def test_only_an_explicit_accept_streams(header, kind):
+    assert kind_of(header or "") == kind
+
+
+def test_keepalives_are_jittered_per_stream():
+    rng = random.Random(5)
+    periods = [keepalive_interval(15.0, rng) for _ in range(1000)]
+    assert 12.0 <= min(periods) and max(periods) <= 18.0
+    assert max(periods) - min(periods) > 4.0   # spread, not in step
+
+
+def test_caps_count_per_token_and_per_address():
+    caps = StreamCaps(per_token=2, per_address=3)
+    a = caps.acquire("10.0.0.1", "t1")
+    b = caps.acquire("10.0.0.1", "t1")
+    with pytest.raises(Exception) as err:
+        caps.acquire("10.0.0.1", "t1")
+    assert err.value.status == 429 and err.value.details["per"] == "token"
+    c = caps.acquire("10.0.0.1", None)
+    with pytest.raises(Exception) as err:
+        caps.acquire("10.0.0.1", "t2")
+    assert err.value.details["per"] == "address"
+    a(), a()   # a release is idempotent
+    caps.acquire("10.0.0.1", "t2")
+    b(), c()
+    assert caps.open_count() == 1
+
+
+# --- through the app (fakeredis and a real Redis) -------------------------------------------
+@pytest.fixture
+def app(redis_client):
+    return create_app({"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05,
+                       "STREAMS_PER_TOKEN": 2, "STREAMS_PER_ADDRESS": 3, "STREAM_MAX_SECONDS": 0.3},
+                      backend=Backend(redis_client, redis_client, False), jobs=ListJobs())
+
+
+def new_game(http):
+    game = http.post("/v1/games", json={"type": "secret-duel", "seats": [{}, {}], "seed": SEED}).json
+    tokens = [http.post(f"/v1/games/{game['game_id']}/seats/{s}", json={"name": f"p{s}"}).json["token"]
+              for s in range(2)]
+    return game["game_id"], tokens
+
+
+def test_wildcard_and_missing_accept_get_json(app):
+    http = app.test_client()
+    gid, _ = new_game(http)
+    for headers in ({}, {"Accept": "*/*"}, {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}):
+        response = http.get(f"/v1/games/{gid}/events", headers=headers)
+        assert response.status_code == 200 and response.mimetype == "application/json", headers
+        assert "events" in response.json
+    streamed = http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE})
+    assert streamed.mimetype == SSE
+
+
+def assert_429(response, per):
+    assert response.status_code == 429
+    body = response.get_json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["code"] == "too_many_streams" and body["error"]["details"]["per"] == per
+    assert int(response.headers["Retry-After"]) >= 1
+
+
+def test_open_streams_are_capped_per_token_and_address_with_a_429(app):
+    http = app.test_client()
+    gid, tokens = new_game(http)
+    auth = {"Authorization": f"Bearer {tokens[0]}"}
+    held = [http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE, **auth}, buffered=False)
+            for _ in range(2)]
+    assert all(r.status_code == 200 for r in held)
+    assert_429(http.get(f"/v1/games/{gid}/events", headers={"Accept": NDJSON, **auth}), "token")
+    # a long-poll is an open wait too
+    assert_429(http.get(f"/v1/games/{gid}/view", headers=auth, query_string={"wait": 1, "after_version": 99}),
+               "token")
+    spectator = http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE}, buffered=False)
+    assert spectator.status_code == 200
+    assert_429(http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE}), "address")
+    # the JSON answer is never capped
+    assert http.get(f"/v1/games/{gid}/events", headers=auth).status_code == 200
+    for response in reversed(held + [spectator]):   # last opened first: each holds a request context
+        response.close()
+    again = http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE, **auth}, query_string={"follow": 0})
+    assert again.status_code == 200
+
+
+def test_a_stream_lasts_at_most_stream_max_seconds(app):
+    http = app.test_client()
+    gid, _ = new_game(http)
+    t0 = time.monotonic()
+    response = http.get(f"/v1/games/{gid}/events", headers={"Accept": SSE}, query_string={"follow": 3600})
+    text = response.get_data(as_text=True)
+    assert time.monotonic() - t0 < 2 and "id: 1" in text
+
+
+# --- the production configuration: gunicorn's gevent worker ---------------------------------
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def commands_processed(client) -> int:
+    return int(client.info("stats")["total_commands_processed"])
+
+
+def http_json(port, method, path, body=None, timeout=10):
+    payload = json.dumps(body).encode() if body is not None else b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(rest or b"null")
+
+
+@pytest.fixture
+def gunicorn(redis_server, real_redis):
+    port = free_port()
+    env = dict(os.environ, GUNICORN_BIND=f"127.0.0.1:{port}", GUNICORN_WORKERS="1", REDIS_URL=redis_server.url,
+               ALLOW_SEED="1", STREAMS_PER_ADDRESS="1000", STREAM_KEEPALIVE="30")
+    env.pop("GUNICORN_CMD_ARGS", None)
+    env.pop("GUNICORN_WORKER_CLASS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "ops" / "gunicorn.conf.py"),
+                             "service.app:create_app()"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield port
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def read_head(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def test_gevent_worker_holds_200_streams_and_still_answers(gunicorn, real_redis):
+    port = gunicorn
+    status, game = http_json(port, "POST", "/v1/games", {"type": "speculation", "seats": [{}, {}, {}]})
+    assert status == 201, game
+    gid = game["game_id"]
+    streams = []
+    try:
+        for n in range(200):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            accept = SSE if n % 2 else NDJSON
+            sock.sendall(f"GET /v1/games/{gid}/events HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n".encode())
+            streams.append(sock)
+        for sock in streams:
+            assert b" 200 " in read_head(sock).split(b"\r\n", 1)[0]
+        t0 = time.monotonic()
+        status, types = http_json(port, "GET", "/v1/game-types", timeout=5)
+        assert status == 200 and types["game_types"] and time.monotonic() - t0 < 1.0
+        time.sleep(0.5)
+        before = commands_processed(real_redis)
+        time.sleep(2.0)
+        assert commands_processed(real_redis) - before <= 1   # 200 idle streams: no command but INFO
+        # an append reaches the streams
+        status, _ = http_json(port, "POST", f"/v1/games/{gid}/seats/0", {"name": "p0"})
+        assert status == 201
+        for sock in streams[:20]:
+            sock.settimeout(5)
+            got = b""
+            while b"seat.claimed" not in got:
+                chunk = sock.recv(65536)
+                assert chunk, "stream closed"
+                got += chunk
+    finally:
+        for sock in streams:
+            sock.close()
