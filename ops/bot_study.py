@@ -60,8 +60,8 @@ from typing import Any, Callable, Optional
 from events.randomness import Draws
 from projections.game import IllegalAction
 from projections.registry import all_games, get_game
+from projections.templates import matches
 from workers.bots import policy as bot_policy
-from workers.bots.random_bot import is_range
 from workers.jobs import bot_rng
 
 Z95 = 1.959963984540054
@@ -99,20 +99,6 @@ def session_game_id(study_seed: str, game: str, players: int, index: int) -> str
 
 def challenger_seats(index: int, players: int, count: int) -> list[int]:
     return sorted({(index + j) % players for j in range(count)})
-
-
-def fits(action: Any, legal: list[dict]) -> bool:
-    """Whether the action is one of the legal actions (or fills one of the templates)."""
-    if not isinstance(action, dict):
-        return False
-    for template in legal:
-        if set(action) != set(template):
-            continue
-        if all((isinstance(action[k], int) and not isinstance(action[k], bool)
-                and v["min"] <= action[k] <= v["max"]) if is_range(v) else action[k] == v
-               for k, v in template.items()):
-            return True
-    return False
 
 
 @dataclass
@@ -171,7 +157,7 @@ def play_session(game, players: int, seed: str, game_id: str, levels: list[str],
             return record
         if observer is not None:
             observer(state, seat, view, legal, action)
-        if not fits(action, legal):
+        if not matches(action, legal):
             record.anomalies.append(f"{level} bot chose {action!r}, not among legal_actions "
                                     f"(seat {seat}, version {version})")
         try:

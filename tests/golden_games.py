@@ -119,7 +119,7 @@ def golden_names() -> list[str]:
 
 def _play_case(service, jobs, game_type: str, options: dict, plan: Iterable[str], seed: str,
                rng: random.Random) -> str:
-    from workers.bots.random_bot import fill_template
+    from projections.templates import fill_template
 
     plan = list(plan)
     seats = [{} if kind == "human" else {"bot": kind} for kind in plan]

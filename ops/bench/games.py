@@ -7,7 +7,7 @@ from typing import Optional
 
 from events.store import MemoryEventStore
 from projections.registry import all_games
-from workers.bots.random_bot import fill_template
+from projections.templates import fill_template
 
 
 def hosted_games() -> dict:

@@ -15,6 +15,7 @@ from marshmallow import validate
 from events.index import GameIndex
 from events.store import RedisEventStore
 from projections.registry import all_games, get_game
+from projections.templates import fill_template
 from service.commands import GameService
 from workers import jobs as job_functions
 
@@ -79,15 +80,6 @@ def short_options(game_type: str) -> dict:
     return out
 
 
-def is_range(value) -> bool:
-    return isinstance(value, dict) and set(value) == {"min", "max"}
-
-
-def fill(template: dict, rng: random.Random) -> dict:
-    """A complete action from a legal-action template."""
-    return {k: rng.randint(v["min"], v["max"]) if is_range(v) else v for k, v in template.items()}
-
-
 def create_open_game(service: GameService, game_type: str, players: Optional[int] = None,
                      options: Optional[dict] = None, seed: Optional[str] = SEED,
                      turn_timeout=None, bots: tuple = ()) -> tuple[str, list[Optional[str]]]:
@@ -124,7 +116,7 @@ def play_out(service: GameService, jobs: ListJobs, game_id: str, rng: random.Ran
             raise AssertionError(f"game {game_id} waits on a bot with no job queued")
         seat = rng.choice(humans)
         legal = disclosure.view_for(session, seat)["legal_actions"]
-        service.act(game_id, seat, fill(rng.choice(legal), rng), idempotency_key=f"k{session.version}",
+        service.act(game_id, seat, fill_template(rng.choice(legal), rng), idempotency_key=f"k{session.version}",
                     expected_version=session.version)
         played += 1
         if on_step:

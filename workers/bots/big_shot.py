@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from workers.bots.random_bot import fill_template, is_range
+from projections.templates import fill_template, is_range
 
 COLOURS = ("red", "blue", "green", "yellow")
 SALE_SIZE = 7
