@@ -32,14 +32,8 @@ class NullIndex:
     def record_result(self, *args, **kwargs): return True
 
 
-class NoJobs:
-    def bot_turn(self, *args): pass
-    def score(self, *args): pass
-    def turn_timeout(self, *args): pass
-
-
 def service_on(store, **kwargs):
-    from service.commands import GameService
+    from service.commands import GameService, NoJobs
 
     return GameService(store, NullIndex(), NoJobs(), allow_seed=True, **kwargs)
 

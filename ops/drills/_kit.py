@@ -17,38 +17,13 @@ from events.store import RedisEventStore
 from projections.registry import all_games, get_game
 from projections.templates import fill_template
 from service.commands import GameService
-from workers import jobs as job_functions
+from workers.memory_jobs import MemoryJobs
 
 SEED = "5e" * 32
 
 
-class ListJobs:
-    """The follow-up queue as a list a drill drains by hand (no RQ)."""
-
-    def __init__(self):
-        self.pending: list[tuple] = []
-
-    def bot_turn(self, game_id, seat, version):
-        self.pending.append(("bot_turn", game_id, seat, version))
-
-    def score(self, game_id):
-        self.pending.append(("score", game_id))
-
-    def turn_timeout(self, game_id, seat, version, seconds):
-        self.pending.append(("turn_timeout", game_id, seat, version))
-
-    def drain(self, service, limit: int = 1_000_000, only=("bot_turn", "score")) -> int:
-        ran = 0
-        while self.pending and ran < limit:
-            name, *args = self.pending.pop(0)
-            if name in only:
-                getattr(job_functions, name)(service, *args)
-                ran += 1
-        return ran
-
-
 def make_service(client, jobs=None, **kw) -> GameService:
-    return GameService(RedisEventStore(client), GameIndex(client), jobs if jobs is not None else ListJobs(),
+    return GameService(RedisEventStore(client), GameIndex(client), jobs if jobs is not None else MemoryJobs(),
                        allow_seed=True, **kw)
 
 
@@ -59,7 +34,7 @@ def make_app(client, jobs=None, rq_client=None, **config):
     settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05}
     settings.update(config)
     return create_app(settings, backend=Backend(client, rq_client or client, False),
-                      jobs=jobs if jobs is not None else ListJobs())
+                      jobs=jobs if jobs is not None else MemoryJobs())
 
 
 def game_names(hidden_only: bool = False) -> list[str]:
@@ -98,7 +73,7 @@ def create_open_game(service: GameService, game_type: str, players: Optional[int
     return session.game_id, tokens
 
 
-def play_out(service: GameService, jobs: ListJobs, game_id: str, rng: random.Random,
+def play_out(service: GameService, jobs: MemoryJobs, game_id: str, rng: random.Random,
              max_actions: int = 50_000, on_step: Optional[Callable] = None) -> int:
     """Random legal actions for whoever is to act (bots through their jobs) until the game is
     scored. Returns the number of actions played."""
@@ -154,28 +129,12 @@ class Timer:
         self.seconds = time.monotonic() - self.start
 
 
-class InlineJobs:
-    """Follow-up jobs run at once in the caller's thread (bot turns, scoring); timeouts are
-    recorded, not run. For drills where every request may come from any thread."""
-
-    def __init__(self):
-        self.service = None
-        self.timeouts: list[tuple] = []
-
-    def bot_turn(self, game_id, seat, version):
-        job_functions.bot_turn(self.service, game_id, seat, version)
-
-    def score(self, game_id):
-        job_functions.score(self.service, game_id)
-
-    def turn_timeout(self, game_id, seat, version, seconds):
-        self.timeouts.append((game_id, seat, version, seconds))
-
-
 def inline_app(client, **config):
-    jobs = InlineJobs()
+    """An app whose follow-up jobs (bot turns, scoring) run at once in the caller's thread;
+    timeouts are recorded, not run. For drills where every request may come from any thread."""
+    jobs = MemoryJobs(run_now=True)
     app = make_app(client, jobs=jobs, **config)
-    jobs.service = app.extensions["games"]
+    jobs.bind(app.extensions["games"])
     return app
 
 
