@@ -4,7 +4,7 @@ import fakeredis
 
 from events.index import GameIndex, MemoryGameIndex
 from events.store import MemoryEventStore, RedisEventStore
-from ops.redis_process import RedisProcess, redis_server_path
+from ops.drills.redis_server import RedisProcess, redis_server_path
 
 
 @pytest.fixture(scope="session")

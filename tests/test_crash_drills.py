@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ops.drills import _kit, api_crash, redis_crash, worker_crash
-from ops.redis_process import RedisProcess, redis_server_path
+from ops.drills.redis_server import RedisProcess, redis_server_path
 from projections import disclosure
 from projections.templates import fill_template
 

@@ -145,7 +145,7 @@ class private_redis:
         self.durable = durable
 
     def __enter__(self):
-        from ops.redis_process import RedisProcess
+        from ops.drills.redis_server import RedisProcess
 
         self.server = RedisProcess(durable=self.durable).start()
         return self.server

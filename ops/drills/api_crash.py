@@ -92,7 +92,7 @@ def call(base: str, method: str, path: str, body=None, headers=None, timeout: fl
 
 def run(size: int = 4, seed: int = 1, pause: float = 4.0, games=None) -> dict:
     rng = random.Random(seed)
-    from ops.redis_process import free_port
+    from ops.drills.redis_server import free_port
 
     names = games or _kit.service_games()
     results = []

@@ -1,8 +1,8 @@
 """The bot study: seeded bot-only sessions, win rates per level with 95% confidence intervals.
 
-    python -m ops.bot_study --game NAME --players 4 --sessions 1000 [--seed S]
+    python -m workers.bots.study --game NAME --players 4 --sessions 1000 [--seed S]
                             [--heuristic-seats 1] [--level heuristic] [--json out.json]
-    python -m ops.bot_study --all [--sessions 1000] [--json out.json]
+    python -m workers.bots.study --all [--sessions 1000] [--json out.json]
 
 Each session is played in process through the pure game interface, the way the service and
 its bot worker would play an all-bot game created with a chosen (test) seed:
@@ -361,7 +361,7 @@ def verdict(study: dict) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ops.bot_study", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m workers.bots.study", description=__doc__.split("\n\n")[0])
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--game", help="a registered game: " + ", ".join(sorted(all_games())))
     which.add_argument("--all", action="store_true", help="every registered game")
