@@ -1,13 +1,15 @@
-"""Cross-game indexes on Redis: the lobby, the token directory, stream
-tickets and the leaderboards.
+"""Cross-game indexes: the lobby, the token directory, stream tickets and the leaderboards.
 
-These are projections kept beside the streams (each key on its own, so they work on Redis
-Cluster); they can be rebuilt from the streams, and are never part of the audit.
+These are projections kept beside the streams (on Redis each key on its own, so they work on
+Redis Cluster); they can be rebuilt from the streams, and are never part of the audit.
+`GameIndex` keeps them on Redis; `MemoryGameIndex` keeps the same contract in process memory.
 """
 
 from __future__ import annotations
 
-
+import threading
+import time
+from collections import defaultdict
 from typing import Optional
 
 from redis.exceptions import WatchError
@@ -26,7 +28,27 @@ def _lobby_key(game_type: Optional[str], status: Optional[str]) -> str:
     return LOBBY_ALL
 
 
+def _redis_range(items: list, start: int, stop: int) -> list:
+    """items[start..stop] as Redis reads a range: both ends inclusive, negative from the end."""
+    n = len(items)
+    start, stop = (start + n if start < 0 else start), (stop + n if stop < 0 else stop)
+    start = max(start, 0)
+    return items[start:stop + 1] if start <= stop else []
+
+
+def _leaderboard_row(name: str, games: int, wins: float, rank_sum: int) -> dict:
+    kind, _, who = name.partition(":")
+    return {"kind": kind, "name": who, "games": games, "wins": round(wins, 4),
+            "win_rate": round(wins / games, 4), "average_rank": round(rank_sum / games, 4)}
+
+
+def _leaderboard_order(row: dict):
+    return -row["win_rate"], row["average_rank"], row["name"]
+
+
 class GameIndex:
+    """The indexes on Redis."""
+
     def __init__(self, client):
         self.redis = client
 
@@ -106,15 +128,88 @@ class GameIndex:
         pipe = self.redis.pipeline()
         for name in names:
             pipe.hgetall(f"board:{game_type}:{name}")
-        rows = []
-        for name, raw in zip(names, pipe.execute()):
-            games = int(raw[b"games"])
-            wins = float(raw[b"wins"])
-            kind, _, who = name.partition(":")
-            rows.append({"kind": kind, "name": who, "games": games, "wins": round(wins, 4),
-                         "win_rate": round(wins / games, 4),
-                         "average_rank": round(int(raw[b"rank_sum"]) / games, 4)})
-        rows.sort(key=lambda r: (-r["win_rate"], r["average_rank"], r["name"]))
+        rows = [_leaderboard_row(name, int(raw[b"games"]), float(raw[b"wins"]), int(raw[b"rank_sum"]))
+                for name, raw in zip(names, pipe.execute())]
+        rows.sort(key=_leaderboard_order)
+        return rows
+
+
+class MemoryGameIndex:
+    """The same contract in process memory (unit tests, tools): lobby lists ordered as Redis
+    orders a sorted set (by creation time, then by id), one lock for every operation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lobby: dict[str, dict[str, int]] = defaultdict(dict)   # lobby key -> {game: created_at}
+        self._tokens: dict[str, str] = {}
+        self._tickets: dict[str, tuple[str, float]] = {}             # hash -> (value, expiry)
+        self._counted: dict[str, set[str]] = defaultdict(set)       # game type -> scored games counted
+        self._boards: dict[str, dict[str, list]] = defaultdict(dict)  # type -> {player: [games, wins, rank_sum]}
+
+    def record(self, game_id: str, game_type: str, status: str, created_at: int) -> None:
+        with self._lock:
+            for old in STATUSES:
+                if old != status:
+                    self._lobby[_lobby_key(None, old)].pop(game_id, None)
+                    self._lobby[_lobby_key(game_type, old)].pop(game_id, None)
+            for key in (_lobby_key(None, None), _lobby_key(game_type, None),
+                        _lobby_key(None, status), _lobby_key(game_type, status)):
+                self._lobby[key][game_id] = created_at
+
+    def _ordered(self, key: str) -> list[str]:
+        return [g for g, _ in sorted(self._lobby.get(key, {}).items(), key=lambda item: (item[1], item[0]))]
+
+    def list(self, game_type: Optional[str] = None, status: Optional[str] = None,
+             offset: int = 0, limit: int = 20) -> tuple[list[str], int]:
+        with self._lock:
+            newest_first = self._ordered(_lobby_key(game_type, status))[::-1]
+        return _redis_range(newest_first, offset, offset + limit - 1), len(newest_first)
+
+    def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
+        with self._lock:
+            return _redis_range(self._ordered(_lobby_key(None, status)), 0, limit - 1)
+
+    def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
+        with self._lock:
+            self._tokens[token_hash] = f"{game_id}:{seat}"
+
+    def token_owner(self, token_hash: str) -> Optional[tuple[str, int]]:
+        with self._lock:
+            value = self._tokens.get(token_hash)
+        if value is None:
+            return None
+        game_id, seat = value.rsplit(":", 1)
+        return game_id, int(seat)
+
+    def record_ticket(self, ticket_hash: str, value: str, ttl: int) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._tickets = {k: v for k, v in self._tickets.items() if v[1] > now}  # expire as Redis does
+            self._tickets[ticket_hash] = (value, now + ttl)
+
+    def ticket(self, ticket_hash: str) -> Optional[str]:
+        with self._lock:
+            value, expiry = self._tickets.get(ticket_hash, (None, 0.0))
+        return value if expiry > time.monotonic() else None
+
+    def record_result(self, game_type: str, game_id: str, players: list[dict]) -> bool:
+        with self._lock:
+            if game_id in self._counted[game_type]:
+                return False
+            self._counted[game_type].add(game_id)
+            board = self._boards[game_type]
+            for player in players:
+                row = board.setdefault(player["key"], [0, 0.0, 0])
+                row[0] += 1
+                row[1] += player["won"]
+                row[2] += player["rank"]
+            return True
+
+    def leaderboard(self, game_type: str) -> list[dict]:
+        with self._lock:
+            board = {name: list(row) for name, row in self._boards.get(game_type, {}).items()}
+        rows = [_leaderboard_row(name, games, wins, rank_sum) for name, (games, wins, rank_sum) in sorted(board.items())]
+        rows.sort(key=_leaderboard_order)
         return rows
 
 

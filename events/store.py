@@ -7,7 +7,8 @@ Keys of a game share the hash tag {g:ID} so a game lives in one Redis Cluster sl
   game:{g:ID}:idem     hash: idempotency key -> body digest + receipt
   game:{g:ID}:snap     hash: a cached state labelled with version and head hash
 
-`MemoryEventStore` keeps the same contract in a Python dict, for unit tests.
+`MemoryEventStore` keeps the same contract in Python dicts (version and head recorded in the
+game's meta with each batch, as the script does), for unit tests and tools.
 """
 
 from __future__ import annotations
@@ -114,7 +115,9 @@ class EventStore(ABC):
         """(version, head hash); (0, GENESIS) for a game with no events."""
 
     @abstractmethod
-    def get_meta(self, game_id: str, *fields: str) -> dict[str, Optional[str]]: ...
+    def get_meta(self, game_id: str, *fields: str) -> dict[str, Optional[str]]:
+        """Fields of the game's meta (None where absent): the side facts written with a batch
+        or by set_meta, and `version` and `head` (hex), recorded with each batch."""
 
     @abstractmethod
     def set_meta(self, game_id: str, mapping: dict[str, str]) -> None:
@@ -359,7 +362,8 @@ class RedisEventStore(EventStore):
 
     def get_meta(self, game_id, *fields):
         values = self.redis.hmget(keys(game_id)["meta"], *fields)
-        return {f: (v.decode() if v is not None else None) for f, v in zip(fields, values)}
+        return {f: (None if v is None else _unpack_hash(v) if f == "head" else v.decode())
+                for f, v in zip(fields, values)}
 
     def set_meta(self, game_id, mapping):
         self.redis.hset(keys(game_id)["meta"], mapping=mapping)
@@ -377,7 +381,9 @@ class RedisEventStore(EventStore):
 # --- In memory ---------------------------------------------------------------------------
 
 class MemoryEventStore(EventStore):
-    """The same contract in process memory (unit tests, tools)."""
+    """The same contract in process memory (unit tests, tools). Like the Lua script, it records
+    the version and head in the game's meta with each batch, and reads them from there: the
+    recorded head, not the stream's last entry, is what `head` reports."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -390,7 +396,8 @@ class MemoryEventStore(EventStore):
                 idem_key, body_digest, meta):
         with self._lock:
             stream = self._events.setdefault(game_id, [])
-            version = len(stream)
+            recorded = self._meta.setdefault(game_id, {})
+            version = int(recorded.get("version", 0))
             if idem_key:
                 seen = self._idem.get(game_id, {}).get(idem_key)
                 if seen is not None:
@@ -399,11 +406,12 @@ class MemoryEventStore(EventStore):
                     raise IdempotencyConflict(version)
             if expected_version is not None and expected_version != version:
                 raise VersionConflict(version, "version")
-            head = stream[-1][1] if stream else GENESIS
+            head = recorded.get("head", GENESIS)
             if base_version != version or base_head != head:
                 raise VersionConflict(version, "head")
             stream.extend(sealed)
-            self._meta.setdefault(game_id, {}).update(meta)
+            recorded.update({"version": str(receipt.version), "head": receipt.head})
+            recorded.update(meta)
             if idem_key:
                 original = Receipt(receipt.version, receipt.head, receipt.first_version, True)
                 self._idem.setdefault(game_id, {})[idem_key] = (body_digest, original)
@@ -423,8 +431,10 @@ class MemoryEventStore(EventStore):
 
     def head(self, game_id):
         with self._lock:
-            stream = self._events.get(game_id)
-            return (len(stream), stream[-1][1]) if stream else (0, GENESIS)
+            recorded = self._meta.get(game_id, {})
+            if "version" not in recorded:
+                return 0, GENESIS
+            return int(recorded["version"]), recorded["head"]
 
     def get_meta(self, game_id, *fields):
         with self._lock:
@@ -443,6 +453,3 @@ class MemoryEventStore(EventStore):
         with self._lock:
             return self._snaps.get(game_id)
 
-    # Test hook: the raw stream, so tamper tests can rewrite history behind the store's back.
-    def raw_stream(self, game_id: str) -> list[tuple[str, str]]:
-        return self._events.setdefault(game_id, [])

@@ -2,8 +2,9 @@ import pytest
 
 import fakeredis
 
+from events.index import GameIndex, MemoryGameIndex
 from events.store import MemoryEventStore, RedisEventStore
-from ops.redis_process import RedisProcess, redis_server_path
+from ops.drills.redis_server import RedisProcess, redis_server_path
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +40,16 @@ def store(request):
     if request.param == "fakeredis":
         return RedisEventStore(request.getfixturevalue("fake_redis"))
     return RedisEventStore(request.getfixturevalue("real_redis"))
+
+
+@pytest.fixture(params=["memory", "fakeredis", "redis"])
+def index(request):
+    """The game index contract runs on every implementation."""
+    if request.param == "memory":
+        return MemoryGameIndex()
+    if request.param == "fakeredis":
+        return GameIndex(request.getfixturevalue("fake_redis"))
+    return GameIndex(request.getfixturevalue("real_redis"))
 
 
 @pytest.fixture(params=["fakeredis", "redis"])

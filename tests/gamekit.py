@@ -1,4 +1,11 @@
-"""Helpers for testing a game module through the pure interface (no store, no API)."""
+"""Helpers for testing a game module through the pure interface (no store, no API).
+
+A playout here is the game the service records for an all-bot game created with the same
+seed: the service draws the opening with `Draws(seed, "v2")` (version 1 is `game.created`,
+version 2 `game.started`, which an all-bot game gets at creation) and an action decided at
+stream version `n` with `Draws(seed, f"v{n + 1}")`, the version counting every event in the
+stream, the platform's two included (service/core/commands.py: create and act).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +13,31 @@ import random
 from typing import Callable, Optional
 
 from events.randomness import Draws
-from workers.bots.random_bot import fill_template, is_range
+from projections.templates import fill_template
+
+STARTED_VERSION = 2  # game.created, then game.started: the opening events follow
 
 
 def seed_for(n: int) -> str:
     return f"{n:064x}"
 
 
+def opening_draws(seed: str) -> Draws:
+    """The draws of the opening events, labelled as the service labels them."""
+    return Draws(seed, f"v{STARTED_VERSION}")
+
+
+def action_draws(seed: str, version: int) -> Draws:
+    """The draws of an action decided at stream `version`, labelled as the service labels them."""
+    return Draws(seed, f"v{version + 1}")
+
+
 def start_game(game, options: dict, seats: int, seed: str):
-    """Load options, build the state, fold the opening events. Returns (state, events)."""
+    """Load options, build the state, fold the opening events. Returns (state, events); the
+    stream's version after them is STARTED_VERSION + len(events)."""
     loaded = game.OptionsSchema().load(options)
     state = game.new_state(loaded, seats)
-    events = game.start(state, Draws(seed, "v0"))
+    events = game.start(state, opening_draws(seed))
     for event in events:
         state = game.evolve(state, event)
     return state, events
@@ -31,6 +51,7 @@ def random_playout(game, options: dict, seats: int, seed: str, *, max_actions: i
     """
     rng = random.Random(seed)
     state, events = start_game(game, options, seats, seed)
+    version = STARTED_VERSION + len(events)
     actions = 0
     while not game.is_over(state):
         assert actions < max_actions, "game did not end"
@@ -40,24 +61,13 @@ def random_playout(game, options: dict, seats: int, seed: str, *, max_actions: i
         legal = game.legal_actions(state, seat)
         assert legal, f"seat {seat} is to act but has no legal action"
         action = pick(state, seat, legal, rng) if pick else fill_template(rng.choice(legal), rng)
-        new_events = game.decide(state, seat, action, Draws(seed, f"v{actions + 1}"))
+        new_events = game.decide(state, seat, action, action_draws(seed, version))
         assert new_events, "a legal action produced no event"
         for event in new_events:
             before = state
             state = game.evolve(state, event)
             if on_event:
                 on_event(before, event, state)
+        version += len(new_events)
         actions += 1
     return state, actions
-
-
-def is_legal(action: dict, legal_actions: list[dict]) -> bool:
-    """Whether a complete action is one of the legal actions, or fills one of their templates
-    (each {"min", "max"} field an int in range; a bool is not an int)."""
-    for template in legal_actions:
-        if set(template) != set(action):
-            continue
-        if all(type(action[k]) is int and v["min"] <= action[k] <= v["max"] if is_range(v) else action[k] == v
-               for k, v in template.items()):
-            return True
-    return False

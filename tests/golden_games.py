@@ -119,7 +119,7 @@ def golden_names() -> list[str]:
 
 def _play_case(service, jobs, game_type: str, options: dict, plan: Iterable[str], seed: str,
                rng: random.Random) -> str:
-    from workers.bots.random_bot import fill_template
+    from projections.templates import fill_template
 
     plan = list(plan)
     seats = [{} if kind == "human" else {"bot": kind} for kind in plan]
@@ -148,14 +148,13 @@ def record(names: Optional[list[str]] = None) -> list[str]:
     """Play and write every case (or those named). Returns the names written."""
     import fakeredis
 
-    from ops.drills._kit import ListJobs, make_service
+    from tests.service_kit import make_service
 
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     written = []
     for name in names or sorted(CASES):
         game_type, options, plan = CASES[name]
-        jobs = ListJobs()
-        service = make_service(fakeredis.FakeRedis(), jobs)
+        service, jobs = make_service(fakeredis.FakeRedis())
         seed = hashlib.sha256(f"golden/{name}".encode()).hexdigest()
         game_id = _play_case(service, jobs, game_type, options, plan, seed, random.Random(name))
         records = service.export(game_id, None)

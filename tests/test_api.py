@@ -9,7 +9,7 @@ import pytest
 from projections.verify import verify_log
 from service.app import create_app
 from service.bootstrap import Backend
-from service_kit import ListJobs
+from workers.memory_jobs import MemoryJobs
 
 SEED = "cd" * 32
 
@@ -55,7 +55,7 @@ class Client:
 
 @pytest.fixture
 def api(redis_client):
-    jobs = ListJobs()
+    jobs = MemoryJobs()
     app = create_app({"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05},
                      backend=Backend(redis_client, redis_client, False), jobs=jobs)
     return Client(app, jobs)
@@ -123,7 +123,7 @@ def test_create_errors(api):
 
 
 def test_seed_is_refused_outside_test_configuration(redis_client):
-    app = create_app({"RATE_LIMIT": None}, backend=Backend(redis_client, redis_client, False), jobs=ListJobs())
+    app = create_app({"RATE_LIMIT": None}, backend=Backend(redis_client, redis_client, False), jobs=MemoryJobs())
     response = app.test_client().post("/v1/games", json={"type": "secret-duel", "seats": [{}, {}], "seed": SEED})
     assert error_of(response, 422, "seed_not_allowed")["details"]["field"] == "seed"
 

@@ -7,7 +7,7 @@ import pytest
 
 from ops.bench.__main__ import BENCHES, run, table
 from ops.bench.common import Scale
-from ops.redis_process import redis_server_path
+from ops.drills.redis_server import redis_server_path
 
 pytestmark = pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 

@@ -13,9 +13,9 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import big_shot as g
 from projections.game import IllegalAction
-from tests.gamekit import is_legal, random_playout, seed_for, start_game
+from projections.templates import fill_template, is_range, matches
+from tests.gamekit import opening_draws, random_playout, seed_for, start_game
 from workers.bots import big_shot as bot
-from workers.bots.random_bot import fill_template, is_range
 
 COLOURS = g.COLOURS
 IDX = {c: i for i, c in enumerate(COLOURS)}
@@ -155,7 +155,7 @@ def test_setup_redraws_until_every_space_has_two_colours_and_records_it():
             break
     assert found, "some seed needs a redraw (p ~ 0.2 each)"
     n, event = found
-    rng = Draws(seed_for(n), "v0")
+    rng = opening_draws(seed_for(n))
     cubes = [c for c in COLOURS for _ in range(18)]
     for attempt in range(1, event["shuffles"] + 1):
         shuffled = rng.shuffle(f"cubes/{attempt}", cubes)
@@ -723,7 +723,7 @@ def _play(players, seed_n, bots, roundtrip=False):
             if roundtrip:                 # the bot works from the JSON view a client gets
                 view = json.loads(json.dumps(view))
             action = bot.heuristic(view, legal, seat, rng)
-            assert is_legal(action, legal), (action, legal)
+            assert matches(action, legal), (action, legal)
         else:
             action = fill_template(rng.choice(legal), rng)
         version += 1

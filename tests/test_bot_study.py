@@ -1,4 +1,4 @@
-"""The bot study script (ops/bot_study.py): well-formed figures, and bots that see only their view."""
+"""The bot study script (workers/bots/study.py): well-formed figures, and bots that see only their view."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from ops import bot_study
+from workers.bots import study as bot_study
 from projections.registry import get_game
 from workers.bots import policy
 

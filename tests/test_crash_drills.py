@@ -8,8 +8,9 @@ import random
 import pytest
 
 from ops.drills import _kit, api_crash, redis_crash, worker_crash
-from ops.redis_process import RedisProcess, redis_server_path
+from ops.drills.redis_server import RedisProcess, redis_server_path
 from projections import disclosure
+from projections.templates import fill_template
 
 pytestmark = pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 
@@ -34,7 +35,7 @@ def test_idempotency_keys_survive_a_redis_crash_in_every_game(durable):
         game_id, tokens = _kit.create_playable(service, name, rng)
         session = service.load(game_id)
         seat = session.to_act()[0]
-        body = {"action": _kit.fill(disclosure.view_for(session, seat)["legal_actions"][0], rng),
+        body = {"action": fill_template(disclosure.view_for(session, seat)["legal_actions"][0], rng),
                 "expected_version": session.version}
         first = http.post(f"/v1/games/{game_id}/actions", json=body, headers=_kit.auth(tokens[seat], "before-crash"))
         assert first.status_code == 200, first.json

@@ -3,7 +3,7 @@
 import json
 import os
 
-from ops.gen_api_docs import ROOT, markdown, openapi
+from docs.tools.gen_api_docs import ROOT, markdown, openapi
 from projections.registry import all_games
 
 
@@ -14,9 +14,9 @@ def test_api_reference_matches_the_openapi_document(monkeypatch):
     monkeypatch.setattr(registry, "_GAMES", builtin)  # the test-only game is not in the docs
     spec = openapi()
     with open(os.path.join(ROOT, "docs", "openapi.json")) as handle:
-        assert json.load(handle) == json.loads(json.dumps(spec)), "run `python -m ops.gen_api_docs`"
+        assert json.load(handle) == json.loads(json.dumps(spec)), "run `python -m docs.tools.gen_api_docs`"
     with open(os.path.join(ROOT, "docs", "api.md")) as handle:
-        assert handle.read() == markdown(spec), "run `python -m ops.gen_api_docs`"
+        assert handle.read() == markdown(spec), "run `python -m docs.tools.gen_api_docs`"
 
 
 def test_every_game_has_its_rules_page():

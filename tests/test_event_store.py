@@ -5,11 +5,20 @@ import threading
 import pytest
 
 from events.envelope import GENESIS, NewEvent, chain_hash
-from events.store import IdempotencyConflict, VersionConflict
+from events.store import IdempotencyConflict, MemoryEventStore, VersionConflict, keys
 
 
 def ev(n, **data):
     return NewEvent(type="thing.happened", data={"n": n, **data})
+
+
+def cut_last_event(store, game):
+    """Delete the stream's last entry behind the store's back (its meta is left as it was)."""
+    if isinstance(store, MemoryEventStore):
+        store._events[game].pop()
+    else:
+        version = store.head(game)[0]
+        store.redis.xdel(keys(game)["events"], f"{version}-0")
 
 
 def append(store, game, events, **kw):
@@ -90,6 +99,28 @@ class TestStoreContract:
         with pytest.raises(VersionConflict):
             append(store, "g1", [ev(2)], expected_version=5, meta={"status": "active"})
         assert store.get_meta("g1", "status", "missing") == {"status": "open", "missing": None}
+
+    def test_meta_records_version_and_head_with_each_batch(self, store):
+        assert store.get_meta("g1", "version", "head") == {"version": None, "head": None}
+        first = append(store, "g1", [ev(1), ev(2)])
+        assert store.get_meta("g1", "version", "head") == {"version": "2", "head": first.head}
+        second = append(store, "g1", [ev(3)], meta={"status": "open"})
+        assert store.get_meta("g1", "version", "head") == {"version": "3", "head": second.head}
+        with pytest.raises(VersionConflict):
+            append(store, "g1", [ev(4)], expected_version=1)
+        assert store.get_meta("g1", "version", "head") == {"version": "3", "head": second.head}
+
+    def test_head_is_the_recorded_one_not_the_end_of_the_stream(self, store):
+        """A log cut short behind the store's back still reports the head recorded with the
+        last batch (what verify compares the stream's end against), and refuses a batch built
+        on the stream's end."""
+        receipt = append(store, "g1", [ev(1), ev(2), ev(3)])
+        cut_last_event(store, "g1")
+        assert len(store.read_raw("g1")) == 2
+        assert store.head("g1") == (3, receipt.head)
+        end_of_stream = store.read_raw("g1")[-1][1]
+        with pytest.raises(VersionConflict):
+            store.append("g1", [ev(4)], base_version=2, base_head=end_of_stream)
 
     def test_events_are_upcast_on_read_never_rewritten(self, store):
         created = NewEvent("game.created", {"game_type": "x"}, schema=1)

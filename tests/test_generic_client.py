@@ -15,7 +15,7 @@ import pytest
 
 from service.app import create_app
 from service.bootstrap import Backend
-from service_kit import ListJobs
+from workers.memory_jobs import MemoryJobs
 
 EXTRA_VALUES = {"speculation": {"price_cap": [2]}}
 # The default suite shortens long sessions in the option sweep (the rules are the same; a
@@ -63,7 +63,7 @@ def pick(template: dict, rng: random.Random) -> dict:
 
 @pytest.mark.parametrize("game_type, players, options", cases())
 def test_generic_client_finishes_the_game(game_type, players, options, fake_redis):
-    jobs = ListJobs()
+    jobs = MemoryJobs()
     app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
     http = app.test_client()
     created = http.post("/v1/games", json={"type": game_type, "options": options, "seats": [{}] * players})

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from ops.redis_process import free_port
+from ops.drills.redis_server import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +38,7 @@ def server():
 @pytest.mark.parametrize("game_type, players", [("speculation", 3), ("big-shot", 2), ("spekulation", 3),
                                                 ("speculate", 3)])
 def test_curl_script_plays_a_whole_game_on_the_embedded_service(server, game_type, players):
-    out = subprocess.run(["bash", "ops/curl_game.sh", game_type, str(players)], cwd=ROOT, capture_output=True,
+    out = subprocess.run(["bash", "docs/examples/curl_game.sh", game_type, str(players)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300, env={**os.environ, "API": server})
     assert out.returncode == 0, out.stderr
     assert "status: scored" in out.stdout and '"ok": true' in out.stdout.replace('"ok":true', '"ok": true'), out.stdout

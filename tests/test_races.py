@@ -9,6 +9,7 @@ import pytest
 
 from ops.drills import _kit, races
 from projections import disclosure
+from projections.templates import fill_template
 
 
 def test_fifty_writers_on_one_expected_version_one_wins_in_every_game(real_redis):
@@ -34,7 +35,7 @@ def test_same_key_same_body_same_response_other_body_409(real_redis, game_type):
     session = service.load(game_id)
     seat = session.to_act()[0]
     legal = disclosure.view_for(session, seat)["legal_actions"]
-    action = _kit.fill(legal[0], random.Random(1))
+    action = fill_template(legal[0], random.Random(1))
     body = {"action": action, "expected_version": session.version}
     url = f"/v1/games/{game_id}/actions"
     first = http.post(url, json=body, headers=_kit.auth(tokens[seat], "k"))

@@ -16,8 +16,8 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import speculate as g
 from projections.game import BANK, IllegalAction
+from projections.templates import fill_template, is_range
 from tests.gamekit import random_playout, seed_for, start_game
-from workers.bots.random_bot import fill_template, is_range
 from workers.bots.speculate import heuristic
 
 SEED = seed_for(11)

@@ -14,8 +14,8 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import speculation as g
 from projections.game import IllegalAction
+from projections.templates import fill_template
 from tests.gamekit import random_playout, seed_for, start_game
-from workers.bots.random_bot import fill_template
 
 SEED = seed_for(7)
 CODE_RE = re.compile(r'"(?:card:)?([2-9TJQKA][CDHS])"')

@@ -8,7 +8,8 @@ import random
 
 from events.randomness import Draws
 from projections import speculation as g
-from tests.gamekit import is_legal, seed_for, start_game
+from projections.templates import matches
+from tests.gamekit import seed_for, start_game
 from workers.bots import speculation as bot
 from workers.bots.random_bot import choose
 
@@ -25,7 +26,7 @@ def play(seed_n, seats, options, heuristic_seats, check=False):
         if seat in heuristic_seats:
             action = bot.heuristic(view, legal, seat, rng)
             if check:
-                assert is_legal(action, legal), (action, legal)
+                assert matches(action, legal), (action, legal)
         else:
             action = choose(view, legal, seat, rng)
         version += 1

@@ -15,7 +15,7 @@ from projections import spekulation as g
 from projections.spekulation import rules
 from projections.game import IllegalAction
 from projections.kernel import Batch
-from tests.gamekit import random_playout, seed_for, start_game
+from tests.gamekit import opening_draws, random_playout, seed_for, start_game
 from workers.bots import spekulation as bot
 from workers.bots.random_bot import choose as random_choose
 
@@ -771,7 +771,7 @@ class Checker:
         self.balances = defaultdict(int)
         self.events = 0
         state = g.new_state(g.OptionsSchema().load(options), n)
-        for event in g.start(state, Draws(seed, "v0")):
+        for event in g.start(state, opening_draws(seed)):
             after = g.evolve(state, event)
             self(state, event, after)
             state = after

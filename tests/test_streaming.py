@@ -18,7 +18,7 @@ from service.app import create_app
 from service.bootstrap import Backend
 from service.core.streams import NDJSON, SSE, keepalive_interval
 from service.streaming import StreamCaps, stream_kind
-from service_kit import ListJobs
+from workers.memory_jobs import MemoryJobs
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = "cd" * 32
@@ -67,7 +67,7 @@ def test_caps_count_per_token_and_per_address():
 def app(redis_client):
     return create_app({"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05,
                        "STREAMS_PER_TOKEN": 2, "STREAMS_PER_ADDRESS": 3, "STREAM_MAX_SECONDS": 0.3},
-                      backend=Backend(redis_client, redis_client, False), jobs=ListJobs())
+                      backend=Backend(redis_client, redis_client, False), jobs=MemoryJobs())
 
 
 def new_game(http):

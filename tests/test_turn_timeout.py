@@ -10,7 +10,7 @@ import time
 import pytest
 
 from ops.drills import _kit, turn_timeout
-from ops.redis_process import redis_server_path
+from ops.drills.redis_server import redis_server_path
 from workers.embedded import EmbeddedWorker
 from workers.queue import RQJobs
 

@@ -18,7 +18,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ops.redis_process import redis_server_path
+from ops.drills.redis_server import redis_server_path
 
 from .common import Env, Row, Scale
 

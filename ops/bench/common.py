@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
-from ops.redis_process import RedisProcess
+from ops.drills.redis_server import RedisProcess
 
 
 @dataclass

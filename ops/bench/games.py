@@ -7,7 +7,7 @@ from typing import Optional
 
 from events.store import MemoryEventStore
 from projections.registry import all_games
-from workers.bots.random_bot import fill_template
+from projections.templates import fill_template
 
 
 def hosted_games() -> dict:
@@ -32,14 +32,9 @@ class NullIndex:
     def record_result(self, *args, **kwargs): return True
 
 
-class NoJobs:
-    def bot_turn(self, *args): pass
-    def score(self, *args): pass
-    def turn_timeout(self, *args): pass
-
-
 def service_on(store, **kwargs):
     from service.core.game_service import GameService
+    from service.core.jobs import NoJobs
 
     return GameService(store, NullIndex(), NoJobs(), allow_seed=True, **kwargs)
 

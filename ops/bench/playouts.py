@@ -14,7 +14,7 @@ import random
 import time
 
 from events.randomness import Draws
-from workers.bots.random_bot import fill_template
+from projections.templates import fill_template
 
 from .common import Row, Scale
 from .games import hosted_games, seats_for, seed_for

@@ -15,39 +15,15 @@ from marshmallow import validate
 from events.index import GameIndex
 from events.store import RedisEventStore
 from projections.registry import all_games, get_game
+from projections.templates import fill_template
 from service.core.game_service import GameService
-from workers import jobs as job_functions
+from workers.memory_jobs import MemoryJobs
 
 SEED = "5e" * 32
 
 
-class ListJobs:
-    """The follow-up queue as a list a drill drains by hand (no RQ)."""
-
-    def __init__(self):
-        self.pending: list[tuple] = []
-
-    def bot_turn(self, game_id, seat, version):
-        self.pending.append(("bot_turn", game_id, seat, version))
-
-    def score(self, game_id):
-        self.pending.append(("score", game_id))
-
-    def turn_timeout(self, game_id, seat, version, seconds):
-        self.pending.append(("turn_timeout", game_id, seat, version))
-
-    def drain(self, service, limit: int = 1_000_000, only=("bot_turn", "score")) -> int:
-        ran = 0
-        while self.pending and ran < limit:
-            name, *args = self.pending.pop(0)
-            if name in only:
-                getattr(job_functions, name)(service, *args)
-                ran += 1
-        return ran
-
-
 def make_service(client, jobs=None, **kw) -> GameService:
-    return GameService(RedisEventStore(client), GameIndex(client), jobs if jobs is not None else ListJobs(),
+    return GameService(RedisEventStore(client), GameIndex(client), jobs if jobs is not None else MemoryJobs(),
                        allow_seed=True, **kw)
 
 
@@ -58,7 +34,7 @@ def make_app(client, jobs=None, rq_client=None, **config):
     settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05}
     settings.update(config)
     return create_app(settings, backend=Backend(client, rq_client or client, False),
-                      jobs=jobs if jobs is not None else ListJobs())
+                      jobs=jobs if jobs is not None else MemoryJobs())
 
 
 def game_names(hidden_only: bool = False) -> list[str]:
@@ -79,15 +55,6 @@ def short_options(game_type: str) -> dict:
     return out
 
 
-def is_range(value) -> bool:
-    return isinstance(value, dict) and set(value) == {"min", "max"}
-
-
-def fill(template: dict, rng: random.Random) -> dict:
-    """A complete action from a legal-action template."""
-    return {k: rng.randint(v["min"], v["max"]) if is_range(v) else v for k, v in template.items()}
-
-
 def create_open_game(service: GameService, game_type: str, players: Optional[int] = None,
                      options: Optional[dict] = None, seed: Optional[str] = SEED,
                      turn_timeout=None, bots: tuple = ()) -> tuple[str, list[Optional[str]]]:
@@ -106,7 +73,7 @@ def create_open_game(service: GameService, game_type: str, players: Optional[int
     return session.game_id, tokens
 
 
-def play_out(service: GameService, jobs: ListJobs, game_id: str, rng: random.Random,
+def play_out(service: GameService, jobs: MemoryJobs, game_id: str, rng: random.Random,
              max_actions: int = 50_000, on_step: Optional[Callable] = None) -> int:
     """Random legal actions for whoever is to act (bots through their jobs) until the game is
     scored. Returns the number of actions played."""
@@ -124,7 +91,7 @@ def play_out(service: GameService, jobs: ListJobs, game_id: str, rng: random.Ran
             raise AssertionError(f"game {game_id} waits on a bot with no job queued")
         seat = rng.choice(humans)
         legal = disclosure.view_for(session, seat)["legal_actions"]
-        service.act(game_id, seat, fill(rng.choice(legal), rng), idempotency_key=f"k{session.version}",
+        service.act(game_id, seat, fill_template(rng.choice(legal), rng), idempotency_key=f"k{session.version}",
                     expected_version=session.version)
         played += 1
         if on_step:
@@ -162,28 +129,12 @@ class Timer:
         self.seconds = time.monotonic() - self.start
 
 
-class InlineJobs:
-    """Follow-up jobs run at once in the caller's thread (bot turns, scoring); timeouts are
-    recorded, not run. For drills where every request may come from any thread."""
-
-    def __init__(self):
-        self.service = None
-        self.timeouts: list[tuple] = []
-
-    def bot_turn(self, game_id, seat, version):
-        job_functions.bot_turn(self.service, game_id, seat, version)
-
-    def score(self, game_id):
-        job_functions.score(self.service, game_id)
-
-    def turn_timeout(self, game_id, seat, version, seconds):
-        self.timeouts.append((game_id, seat, version, seconds))
-
-
 def inline_app(client, **config):
-    jobs = InlineJobs()
+    """An app whose follow-up jobs (bot turns, scoring) run at once in the caller's thread;
+    timeouts are recorded, not run. For drills where every request may come from any thread."""
+    jobs = MemoryJobs(run_now=True)
     app = make_app(client, jobs=jobs, **config)
-    jobs.service = app.extensions["games"]
+    jobs.bind(app.extensions["games"])
     return app
 
 
@@ -194,7 +145,7 @@ class private_redis:
         self.durable = durable
 
     def __enter__(self):
-        from ops.redis_process import RedisProcess
+        from ops.drills.redis_server import RedisProcess
 
         self.server = RedisProcess(durable=self.durable).start()
         return self.server

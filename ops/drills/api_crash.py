@@ -22,6 +22,8 @@ import time
 import urllib.error
 import urllib.request
 
+from projections.templates import fill_template
+
 from . import _kit
 
 PAUSE_ENV = "DRILL_PAUSE"
@@ -90,7 +92,7 @@ def call(base: str, method: str, path: str, body=None, headers=None, timeout: fl
 
 def run(size: int = 4, seed: int = 1, pause: float = 4.0, games=None) -> dict:
     rng = random.Random(seed)
-    from ops.redis_process import free_port
+    from ops.drills.redis_server import free_port
 
     names = games or _kit.service_games()
     results = []
@@ -117,7 +119,7 @@ def run(size: int = 4, seed: int = 1, pause: float = 4.0, games=None) -> dict:
                 game_id = created["game_id"]
                 seat = summary["to_act"][0]
                 view = call(base, "GET", f"/v1/games/{game_id}/view", headers=_kit.auth(tokens[seat]))[2]
-                body = {"action": _kit.fill(rng.choice(view["legal_actions"]), rng), "expected_version": view["version"]}
+                body = {"action": fill_template(rng.choice(view["legal_actions"]), rng), "expected_version": view["version"]}
                 key = f"crash-{k}"
                 headers = _kit.auth(tokens[seat], key)
                 import threading

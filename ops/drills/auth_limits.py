@@ -12,6 +12,7 @@ import random
 import secrets
 
 from projections import disclosure
+from projections.templates import fill_template
 
 from . import _kit
 
@@ -93,7 +94,7 @@ def run(client, games_per_type: int = 1, seed: int = 1) -> dict:
                 if session.status != "active":
                     break
                 actor = rng.choice(session.to_act())
-                action = _kit.fill(rng.choice(disclosure.view_for(session, actor)["legal_actions"]), rng)
+                action = fill_template(rng.choice(disclosure.view_for(session, actor)["legal_actions"]), rng)
                 for seat, token in enumerate(tokens):
                     if seat in session.to_act():
                         continue

@@ -20,6 +20,7 @@ import threading
 from collections import Counter
 
 from projections import disclosure
+from projections.templates import fill_template
 
 from . import _kit
 
@@ -49,7 +50,7 @@ def writers(client, n: int = 50, seed: int = 1, games=None) -> dict:
         def writer(i: int) -> None:
             own = random.Random(seed * 1000 + i)
             http = apps[i % len(apps)].test_client()
-            action = _kit.fill(own.choice(legal), own)
+            action = fill_template(own.choice(legal), own)
             barrier.wait()
             response = http.post(f"/v1/games/{game_id}/actions", json={"action": action, "expected_version": version},
                                  headers=_kit.auth(tokens[seat], f"writer-{i}"))
@@ -87,7 +88,7 @@ def same_key(client, n: int = 20, game_type: str = "secret-duel") -> dict:
     game_id, tokens = _kit.create_playable(service, game_type, random.Random(n))
     session = service.load(game_id)
     seat = session.to_act()[0]
-    action = _kit.fill(disclosure.view_for(session, seat)["legal_actions"][0], random.Random(0))
+    action = fill_template(disclosure.view_for(session, seat)["legal_actions"][0], random.Random(0))
     barrier = threading.Barrier(n)
     results = [None] * n
 
@@ -144,7 +145,7 @@ def soak(client, games: int = 10, seed: int = 1, lose: float = 0.1, apps: int = 
                 last_version = view["version"]
                 if seat not in view["to_act"]:
                     continue
-                action = _kit.fill(own.choice(view["legal_actions"]), own)
+                action = fill_template(own.choice(view["legal_actions"]), own)
                 body = {"action": action}
                 if own.random() < 0.7:
                     body["expected_version"] = view["version"]

@@ -19,6 +19,8 @@ import time
 import uuid
 from collections import Counter
 
+from projections.templates import fill_template
+
 from . import _kit
 
 
@@ -74,7 +76,7 @@ def run(size: int = 2, seed: int = 1, clients: int = 6, flood_seconds: float = 1
                 if "error" in mine or seat not in mine["to_act"]:
                     time.sleep(0.02)
                     continue
-                body = {"action": _kit.fill(rng.choice(mine["legal_actions"]), rng),
+                body = {"action": fill_template(rng.choice(mine["legal_actions"]), rng),
                         "expected_version": mine["version"]}
                 key = uuid.uuid4().hex
                 tries = 0

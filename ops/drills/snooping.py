@@ -33,6 +33,7 @@ from projections import disclosure
 from projections.game import IllegalAction
 from projections.registry import all_games
 from projections.session import PLATFORM_EVENTS
+from projections.templates import fill_template
 from service.core.tokens import token_hash
 
 from . import _kit
@@ -275,7 +276,7 @@ def _probes(session, viewer: int, rng: random.Random) -> list[dict]:
     for seat in session.to_act():
         if seat != viewer:
             legal = disclosure.view_for(session, seat)["legal_actions"]
-            candidates += [_kit.fill(a, rng) for a in legal[:3]]
+            candidates += [fill_template(a, rng) for a in legal[:3]]
     out = []
     for action in candidates:
         try:
@@ -305,7 +306,7 @@ def check_game(app, game_type: str, rng: random.Random, checkpoints: int = 3) ->
         if session.status != "active":
             break
         seat = full_rng.choice(session.to_act())
-        action = _kit.fill(full_rng.choice(disclosure.view_for(session, seat)["legal_actions"]), full_rng)
+        action = fill_template(full_rng.choice(disclosure.view_for(session, seat)["legal_actions"]), full_rng)
         moves.append((seat, action))
         service.act(shadow_id, seat, action, idempotency_key=f"m{len(moves)}", expected_version=session.version)
     full = [json.loads(b) for b, _ in service.store.read_raw(shadow_id)]

@@ -28,6 +28,7 @@ from collections import Counter
 from events.envelope import canonical, chain_hash
 from events.randomness import event_nonce
 from projections.verify import verify_log
+from workers.memory_jobs import MemoryJobs
 
 from . import _kit
 
@@ -43,7 +44,7 @@ def finished_logs(games_per_type: int = 2, seed: int = 1) -> list[tuple[str, str
     for name in _kit.game_names():
         for k in range(games_per_type):
             client = _kit.fake_client()
-            jobs = _kit.ListJobs()
+            jobs = MemoryJobs()
             service = _kit.make_service(client, jobs)
             game_seed = f"{rng.getrandbits(256):064x}"
             game_id, _ = _kit.create_open_game(service, name, seed=game_seed)

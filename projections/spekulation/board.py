@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:
-    from .rules import State
+# The game state of rules.py (not imported: rules.py builds on this module).
+State = Any
 
 COMPANIES = ("red", "yellow", "dark-blue", "light-blue", "green", "orange", "brown", "grey")
 N_COMPANIES = len(COMPANIES)

@@ -18,7 +18,7 @@ import random
 from typing import Optional
 
 from projections.big_shot import COLOURS, SALE_SIZE, majority
-from workers.bots.random_bot import fill_template, is_range
+from projections.templates import fill_template, is_range
 
 RIVAL_WEIGHT = 0.8          # how much a rival's gain counts against mine
 TWO_DISTRICT_BONUS = 10.0   # per expected district, up to two (the requirement to win)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from workers.bots.random_bot import fill_template
+from projections.templates import fill_template
 
 PROGRESS_WEIGHT = 60      # money-equivalent of going from no progress to full progress
 MET_BONUS = 250           # roughly 25 from each other player + 125 from the bank

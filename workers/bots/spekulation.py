@@ -20,7 +20,7 @@ from typing import Optional
 from projections.spekulation import (COMPANIES, COMPANY_INDEX, HOLIDAY, N_COMPANIES, START,
                                      START_PRICE, TABLES, State, forward, minus_one_target,
                                      plus_one_target)
-from workers.bots.random_bot import fill_template
+from projections.templates import fill_template
 
 MID_RANK = (1 + N_COMPANIES) / 2
 HAND_RANK_BONUS = 1.5

@@ -1,8 +1,8 @@
 """The bot study: seeded bot-only sessions, win rates per level with 95% confidence intervals.
 
-    python -m ops.bot_study --game NAME --players 4 --sessions 1000 [--seed S]
+    python -m workers.bots.study --game NAME --players 4 --sessions 1000 [--seed S]
                             [--heuristic-seats 1] [--level heuristic] [--json out.json]
-    python -m ops.bot_study --all [--sessions 1000] [--json out.json]
+    python -m workers.bots.study --all [--sessions 1000] [--json out.json]
 
 Each session is played in process through the pure game interface, the way the service and
 its bot worker would play an all-bot game created with a chosen (test) seed:
@@ -60,8 +60,8 @@ from typing import Any, Callable, Optional
 from events.randomness import Draws
 from projections.game import IllegalAction
 from projections.registry import all_games, get_game
+from projections.templates import matches
 from workers.bots import policy as bot_policy
-from workers.bots.random_bot import is_range
 from workers.jobs import bot_rng
 
 Z95 = 1.959963984540054
@@ -99,20 +99,6 @@ def session_game_id(study_seed: str, game: str, players: int, index: int) -> str
 
 def challenger_seats(index: int, players: int, count: int) -> list[int]:
     return sorted({(index + j) % players for j in range(count)})
-
-
-def fits(action: Any, legal: list[dict]) -> bool:
-    """Whether the action is one of the legal actions (or fills one of the templates)."""
-    if not isinstance(action, dict):
-        return False
-    for template in legal:
-        if set(action) != set(template):
-            continue
-        if all((isinstance(action[k], int) and not isinstance(action[k], bool)
-                and v["min"] <= action[k] <= v["max"]) if is_range(v) else action[k] == v
-               for k, v in template.items()):
-            return True
-    return False
 
 
 @dataclass
@@ -171,7 +157,7 @@ def play_session(game, players: int, seed: str, game_id: str, levels: list[str],
             return record
         if observer is not None:
             observer(state, seat, view, legal, action)
-        if not fits(action, legal):
+        if not matches(action, legal):
             record.anomalies.append(f"{level} bot chose {action!r}, not among legal_actions "
                                     f"(seat {seat}, version {version})")
         try:
@@ -375,7 +361,7 @@ def verdict(study: dict) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ops.bot_study", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m workers.bots.study", description=__doc__.split("\n\n")[0])
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--game", help="a registered game: " + ", ".join(sorted(all_games())))
     which.add_argument("--all", action="store_true", help="every registered game")

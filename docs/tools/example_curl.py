@@ -1,8 +1,8 @@
 """Print a markdown "example game in curl" for a game type, from a real game played in
-process (embedded store and worker): `python -m ops.example_curl speculation 3`.
+process (embedded store and worker): `python -m docs.tools.example_curl speculation 3`.
 
 The requests are shown as curl commands and the responses abridged; seat 0 plays the first
-legal action each turn (as ops/curl_game.sh does), bots hold the other seats."""
+legal action each turn (as docs/examples/curl_game.sh does), bots hold the other seats."""
 
 from __future__ import annotations
 

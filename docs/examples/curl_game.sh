@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Play a whole game through the API with nothing but curl (python3 only reads the JSON).
 # You hold seat 0 and always play the first legal action (a template's range takes its
-# minimum); bots hold the other seats. Usage: ops/curl_game.sh [TYPE] [PLAYERS] [BOT_LEVEL]
+# minimum); bots hold the other seats. Usage: docs/examples/curl_game.sh [TYPE] [PLAYERS] [BOT_LEVEL]
 set -euo pipefail
 API=${API:-http://127.0.0.1:5000}
 TYPE=${1:-speculation}

@@ -1,6 +1,6 @@
 """Write docs/openapi.json and docs/api.md from the service's OpenAPI document.
 
-Run `python -m ops.gen_api_docs` after changing the API; a test fails while they are stale.
+Run `python -m docs.tools.gen_api_docs` after changing the API; a test fails while they are stale.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def openapi() -> dict:
@@ -47,7 +47,7 @@ def markdown(spec: dict) -> str:
     components = spec.get("components", {}).get("schemas", {})
     lines = [f"# {spec['info']['title']} — API reference ({spec['info']['version']})", "",
              "Generated from the service's OpenAPI document (`/openapi.json`, also saved as",
-             "[openapi.json](openapi.json)) by `python -m ops.gen_api_docs`. Interactive docs:",
+             "[openapi.json](openapi.json)) by `python -m docs.tools.gen_api_docs`. Interactive docs:",
              "`/docs` (ReDoc) and `/swagger` on a running service.", "",
              spec["info"].get("description", ""), ""]
     for path, operations in spec["paths"].items():

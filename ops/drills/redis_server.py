@@ -1,4 +1,5 @@
-"""Start, kill and restart a private redis-server (tests and drills; never the shared one)."""
+"""Start, kill and restart a private redis-server on a free port (drills, benchmarks and the
+tests that run them; never the shared one)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,82 @@
+"""The game index contract (lobby, token directory, stream tickets, leaderboards), run on the
+in-memory index, fakeredis and a real redis-server."""
+
+import threading
+import time
+
+
+class TestGameIndexContract:
+    def test_lobby_lists_newest_first_with_the_total(self, index):
+        for n, game in enumerate(["a", "b", "c", "d"]):
+            index.record(game, "speculation" if n % 2 else "big-shot", "open", 1000 + n)
+        assert index.list() == (["d", "c", "b", "a"], 4)
+        assert index.list(offset=1, limit=2) == (["c", "b"], 4)
+        assert index.list(offset=4, limit=2) == ([], 4)
+        assert index.list("speculation") == (["d", "b"], 2)
+        assert index.list(status="open") == (["d", "c", "b", "a"], 4)
+        assert index.list("big-shot", "active") == ([], 0)
+
+    def test_a_game_moves_between_statuses_and_stays_listed_once(self, index):
+        index.record("g1", "speculation", "open", 10)
+        index.record("g1", "speculation", "active", 10)
+        index.record("g1", "speculation", "active", 10)      # idempotent
+        assert index.list() == (["g1"], 1)
+        assert index.list(status="open") == ([], 0)
+        assert index.list("speculation", "active") == (["g1"], 1)
+        index.record("g1", "speculation", "scored", 10)
+        assert index.list(status="active") == ([], 0)
+        assert index.list("speculation", "scored") == (["g1"], 1)
+
+    def test_same_creation_time_orders_by_id(self, index):
+        for game in ["m", "z", "a"]:
+            index.record(game, "speculation", "active", 5)
+        assert index.list() == (["z", "m", "a"], 3)
+        assert index.games_waiting("active") == ["a", "m", "z"]
+
+    def test_games_waiting_oldest_first_up_to_the_limit(self, index):
+        index.record("new", "speculation", "ended", 30)
+        index.record("old", "speculate", "ended", 10)
+        index.record("mid", "speculation", "ended", 20)
+        index.record("other", "speculation", "active", 1)
+        assert index.games_waiting("ended") == ["old", "mid", "new"]
+        assert index.games_waiting("ended", limit=2) == ["old", "mid"]
+        assert index.games_waiting("scored") == []
+
+    def test_token_directory(self, index):
+        assert index.token_owner("t1") is None
+        index.record_token("t1", "game:with:colons", 3)
+        assert index.token_owner("t1") == ("game:with:colons", 3)
+
+    def test_stream_tickets_expire(self, index):
+        assert index.ticket("h1") is None
+        index.record_ticket("h1", "game1:-", ttl=60)
+        index.record_ticket("h2", "game1:2", ttl=1)
+        assert index.ticket("h1") == "game1:-" and index.ticket("h2") == "game1:2"
+        time.sleep(1.2)
+        assert index.ticket("h2") is None and index.ticket("h1") == "game1:-"
+
+    def test_a_scored_game_counts_once_on_its_leaderboard(self, index):
+        players = [{"key": "bot:random", "rank": 2, "won": 0.0}, {"key": "player:ann", "rank": 1, "won": 1.0}]
+        assert index.record_result("speculation", "g1", players)
+        assert not index.record_result("speculation", "g1", players)
+        assert index.record_result("speculation", "g2", [{"key": "bot:random", "rank": 1, "won": 0.5},
+                                                         {"key": "player:ann", "rank": 1, "won": 0.5}])
+        assert index.leaderboard("speculation") == [
+            {"kind": "player", "name": "ann", "games": 2, "wins": 1.5, "win_rate": 0.75, "average_rank": 1.0},
+            {"kind": "bot", "name": "random", "games": 2, "wins": 0.5, "win_rate": 0.25, "average_rank": 1.5},
+        ]
+        assert index.leaderboard("big-shot") == []
+
+    def test_concurrent_results_count_each_game_once(self, index):
+        players = [{"key": "bot:random", "rank": 1, "won": 1.0}]
+
+        def writer():
+            for g in range(10):
+                index.record_result("speculate", f"g{g}", players)
+
+        threads = [threading.Thread(target=writer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert index.leaderboard("speculate")[0]["games"] == 10
