@@ -100,6 +100,9 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     from .routes import register_blueprints
 
     register_blueprints(api)
+    from .web import register as register_web_pages  # the lobby, tables and replay pages (/web/)
+
+    register_web_pages(app)
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):
