@@ -162,6 +162,8 @@ def hands(full_state: dict, players: int) -> list[dict]:
     piles = full_state.get("piles") or []
     out = []
     for i, pile in enumerate(piles):
+        if i >= players and not pile:
+            continue  # no dead hand (or an empty one)
         out.append({"seat": i if i < players else None, "label": "pile" if i < players else "dead hand",
                     "cards": [short(c) for c in pile], "names": [name(c) for c in pile]})
     turn_up = full_state.get("pending_turn_up")

@@ -19,8 +19,23 @@ def name(card) -> str:
     return str(card).replace("-", " ").capitalize()
 
 
+def price_tables() -> dict:
+    """The board's price tables (the rules' data file: section x rank, and the END list)."""
+    import json
+    from pathlib import Path
+
+    import projections
+
+    try:
+        data = json.loads((Path(projections.__file__).parent / "data" / "spekulation.json").read_text())
+        return {"boards": data["boards"], "start_price": data.get("start_price"),
+                "reconstructed": bool(data.get("reconstructed"))}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
 def glossary() -> dict:
-    return {"companies": {c: {"name": name(c), "colour": COLOURS[c]} for c in COMPANIES},
+    return {"price_tables": price_tables(), "companies": {c: {"name": name(c), "colour": COLOURS[c]} for c in COMPANIES},
             "cards": {c: {"name": name(c)} for c in COMPANIES + ("holiday",)},
             "actions": {"trade": "Trade round", "+1": "+1: move a company up", "-1": "−1: move a company down",
                         "none": "Nothing this turn"}}

@@ -46,6 +46,14 @@ export const api = {
     return response.text();
   },
   words: (body) => call("POST", "/web/api/words", { body }),
+  // Events in words, sent in batches (a request body has a size limit).
+  eventWords: async (body, events) => {
+    const out = [];
+    for (let i = 0; i < events.length; i += 100) {
+      out.push(...(await call("POST", "/web/api/words", { body: { ...body, events: events.slice(i, i + 100) } })).events);
+    }
+    return out;
+  },
   glossary: (type) => call("GET", `/web/api/glossary/${encodeURIComponent(type)}`),
 };
 

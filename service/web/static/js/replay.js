@@ -32,8 +32,8 @@ function slider() {
   const btn = (label, target, key) => h("button", { type: "button", "aria-keyshortcuts": key, onclick: () => go(target()) }, label);
   replace(els.controls, h("label", { for: "step" }, h("strong", {}, "Step "), h("span", { id: "at" }, at), ` of ${summary.version}`),
     h("div", { class: "replay-controls" },
-      btn("⏮ First", () => 1, "Home"), btn("◀ Back", () => at - 1, "ArrowLeft"), range,
-      btn("Next ▶", () => at + 1, "ArrowRight"), btn("Last ⏭", () => summary.version, "End")),
+      btn("« First", () => 1, "Home"), btn("◀ Back", () => at - 1, "ArrowLeft"), range,
+      btn("Next ▶", () => at + 1, "ArrowRight"), btn("Last »", () => summary.version, "End")),
     h("p", { class: "small muted" }, "Keys: ← and → step, Home and End jump; the slider takes them too."));
 }
 
@@ -145,9 +145,8 @@ async function start() {
   const viewer = finished ? null : seat;
   const [events, led] = await Promise.all([api.events(gameId, token, 0), api.ledger(gameId, token)]);
   ledger = led;
-  const described = await api.words({ type: summary.type, seats: summary.seats, viewer, events: events.events,
-    result: summary.result || undefined });
-  words = described.events;
+  const described = await api.words({ type: summary.type, seats: summary.seats, viewer, result: summary.result || undefined });
+  words = await api.eventWords({ type: summary.type, seats: summary.seats, viewer }, events.events);
   labels = described.seat_labels;
   replace(els.head, h("h1", {}, `Replay: ${GAME_TITLES[summary.type] || summary.type}`),
     h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +

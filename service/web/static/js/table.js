@@ -49,8 +49,7 @@ async function fetchView() {
 
 async function describe(events) {
   if (!events.length) return [];
-  const words = await api.words({ type: view.type, seats: view.seats, viewer: seat, events });
-  return words.events;
+  return api.eventWords({ type: view.type, seats: view.seats, viewer: seat }, events);
 }
 
 function drawStatus() {
