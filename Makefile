@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean golden
+.PHONY: install serve test worker demo bench clean golden screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,7 @@ clean:
 # Re-record the golden games (tests/golden/): only when a change is meant to alter new games.
 golden: $(STAMP)
 	$(BIN)/python -m tests.golden_games
+
+# docs/images/*.png: the lobby, each game's table and the replay viewer (Debian's chromium).
+screenshots: $(STAMP)
+	$(BIN)/python ops/screenshots.py

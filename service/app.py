@@ -100,6 +100,9 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     from .routes.blueprints import register_blueprints
 
     register_blueprints(api)
+    from .web import register as register_web_pages  # the lobby, tables and replay pages (/web/)
+
+    register_web_pages(app)
 
     @app.errorhandler(CoreError)
     def _domain_error(err: CoreError):

@@ -19,8 +19,8 @@ import urllib.request
 DEFAULT_API = os.environ.get("SPECULATION_API", "http://127.0.0.1:5000")
 
 
-def _get(api: str, path: str, accept: str = "application/json"):
-    request = urllib.request.Request(api.rstrip("/") + path, headers={"Accept": accept})
+def _get(api: str, path: str, accept: str = "application/json", headers=None):
+    request = urllib.request.Request(api.rstrip("/") + path, headers={"Accept": accept, **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             body = response.read().decode()
@@ -110,7 +110,25 @@ def cmd_games(args) -> None:
 
 
 def cmd_replay(args) -> None:
-    _print(_get(args.api, f"/v1/games/{args.game}/replay?at={args.at}"))
+    replay = _get(args.api, f"/v1/games/{args.game}/replay?at={args.at}")
+    if args.json:
+        _print(replay)
+        return
+    from service.terminal import print_replay
+
+    print_replay(replay, _get(args.api, f"/v1/games/{args.game}"))
+
+
+def cmd_view(args) -> None:
+    from service.terminal import main_view
+
+    main_view(_get, args.api, args.game, args.token, args.json, args.follow)
+
+
+def cmd_play(args) -> None:
+    from service.terminal import play
+
+    play(args.type, args.players, args.level, args.name, json.loads(args.options) if args.options else None)
 
 
 def cmd_export(args) -> None:
@@ -193,7 +211,24 @@ def main(argv=None) -> None:
             p.add_argument("game")
         if name == "replay":
             p.add_argument("--at", type=int, required=True)
+            p.add_argument("--json", action="store_true", help="the API's JSON, for machines")
         p.set_defaults(func=func)
+
+    view = sub.add_parser("view", help="a game's table drawn for a person (--follow: as it goes)")
+    view.add_argument("game")
+    view.add_argument("--api", default=DEFAULT_API)
+    view.add_argument("--token", default=os.environ.get("SPECULATION_TOKEN"), help="a seat token (else a spectator)")
+    view.add_argument("--follow", action="store_true", help="draw the table again at every change")
+    view.add_argument("--json", action="store_true", help="the API's JSON, for machines")
+    view.set_defaults(func=cmd_view)
+
+    play = sub.add_parser("play", help="play a game in the terminal against bots (in process)")
+    play.add_argument("type", choices=["speculation", "spekulation", "speculate", "big-shot"])
+    play.add_argument("--players", type=int, default=3)
+    play.add_argument("--level", default="heuristic")
+    play.add_argument("--name", default=os.environ.get("USER") or "you")
+    play.add_argument("--options", help='the game\'s options as JSON, e.g. \'{"deals": 2}\'')
+    play.set_defaults(func=cmd_play)
 
     demo = sub.add_parser("demo", help="bots play a whole game through the API, in process")
     demo.add_argument("--type", default="speculation")

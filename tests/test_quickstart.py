@@ -79,7 +79,7 @@ def test_cli_lists_replays_exports_and_verifies(server, tmp_path):
 
     listing = cli("games", "--type", "big-shot")
     assert game_id in listing.stdout
-    replay = cli("replay", game_id, "--at", "3")
+    replay = cli("replay", game_id, "--at", "3", "--json")
     assert json.loads(replay.stdout)["version"] == 3
     export = cli("export", game_id)
     path = tmp_path / "game.ndjson"

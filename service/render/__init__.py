@@ -1,0 +1,105 @@
+"""A game for people: the one rendering shared by the web pages and the terminal.
+
+Cards and companies by name, every event described in words as the viewer may see it (the
+events given are already redacted for that viewer: this module only puts what it is given
+into words, it never reads the store), labels for the legal actions, the table drawn as
+text for the terminal, and after the end every hand revealed.
+
+    describe_event("speculation", event, seats, viewer)  -> "Bot 2 bids 5 chips."
+    describe_action("big-shot", {"type": "bid", "amount": {"min": 3, "max": 9}}) -> "Bid 3–9"
+    draw_view(view)  -> the table as lines of text
+    glossary("spekulation") -> names and colours the pages draw with
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from . import big_shot, speculate, speculation, spekulation
+from .common import listing, seat_label, seat_title
+
+GAMES = {"speculation": speculation, "spekulation": spekulation, "speculate": speculate, "big-shot": big_shot}
+
+__all__ = ["GAMES", "describe_event", "describe_action", "draw_view", "glossary", "revealed_hands",
+           "seat_label", "seat_title", "result_words"]
+
+
+def _game(game_type: str):
+    return GAMES.get(game_type)
+
+
+def _who(seats, viewer):
+    return lambda seat: seat_label(seats, seat, viewer)
+
+
+def describe_event(game_type: str, event: dict, seats: Optional[list] = None, viewer: Optional[int] = None) -> str:
+    """One event (as the API shows it: type, data, cmd) in words."""
+    t = event.get("type", "")
+    d = event.get("data") or {}
+    who = _who(seats or [], viewer)
+    if t == "game.created":
+        n = len(d.get("seats") or [])
+        bots = sum(1 for s in d.get("seats") or [] if s.get("kind") == "bot")
+        return (f"A game of {game_type} is created for {n} players ({bots} bots); "
+                f"the seed's commitment is published ({str(d.get('commitment', ''))[:12]}…).")
+    if t == "seat.claimed":
+        return f"{d.get('name')} takes seat {d.get('seat')}."
+    if t == "game.started":
+        return "Every seat is filled: the game starts."
+    if t == "game.scored":
+        return "The game is scored: " + result_words(d.get("result") or {}, seats, viewer) + \
+            " The seed is revealed, so anyone can check every draw."
+    game = _game(game_type)
+    text = game.describe(t, d, who) if game else ""
+    if not text:
+        acted = (event.get("cmd") or {}).get("seat")
+        text = f"{t.replace('_', ' ')}" + (f" ({who(acted)})" if acted is not None else "")
+        text = text[0].upper() + text[1:] + "."
+    return text
+
+
+def result_words(result: dict, seats=None, viewer=None) -> str:
+    who = _who(seats or [], viewer)
+    winners = result.get("winners") or []
+    scores = result.get("scores") or []
+    text = f"{listing(who(w) for w in winners)} {'wins' if len(winners) == 1 else 'share the win'}"
+    if scores:
+        text += " (scores: " + "; ".join(f"{who(s)} {v}" for s, v in enumerate(scores)) + ")"
+    return text + "."
+
+
+def describe_action(game_type: str, action: dict) -> str:
+    game = _game(game_type)
+    return game.action(action) if game else action.get("type", "?")
+
+
+def glossary(game_type: str) -> dict:
+    game = _game(game_type)
+    return game.glossary() if game else {}
+
+
+def revealed_hands(game_type: str, full_state, players: int) -> list[dict]:
+    """After the end: every hand, pile and objective, by name (from the full rules state)."""
+    game = _game(game_type)
+    if not game or not isinstance(full_state, dict):
+        return []
+    return game.hands(full_state, players)
+
+
+def draw_view(view: dict) -> str:
+    """A view (GET /view, the summary's view, or one of a replay) as text for a terminal."""
+    game_type = view.get("type", "")
+    seats = view.get("seats") or []
+    viewer = view.get("seat")
+    who = _who(seats, viewer)
+    head = f"{game_type} · game {view.get('game_id')} · version {view.get('version')} · {view.get('status')}"
+    lines = [head, "=" * min(len(head), 78)]
+    game = _game(game_type)
+    if game:
+        lines += game.draw(view.get("state") or {}, who, viewer)
+    to_act = view.get("to_act") or []
+    if to_act:
+        lines.append("To act: " + listing(who(s) for s in to_act))
+    if view.get("result"):
+        lines.append("Result: " + result_words(view["result"], seats, viewer))
+    return "\n".join(lines)

@@ -1,0 +1,167 @@
+// The replay viewer: every version stepped (slider, arrow keys), each event in words, the
+// ledger up to that step, the server's verify report and the page's own check of the export;
+// after the end every hand revealed.
+import { api, seatTokens, gameIdFromPath, GAME_TITLES } from "./api.js";
+import { h, replace, $ } from "./dom.js";
+import { toast, nav } from "./ui.js";
+import { drawers } from "./draw/index.js";
+import { checkExport } from "./verify.js";
+
+const gameId = gameIdFromPath();
+const params = new URLSearchParams(location.search);
+const tokens = seatTokens(gameId);
+const seat = Object.keys(tokens).length ? Number(Object.keys(tokens)[0]) : null;
+const main = $("#main");
+
+let summary, glossary, labels = [], words = [], ledger = { entries: [] }, at = 1, finished = false, token = null;
+const els = {
+  head: h("section", { class: "card" }),
+  controls: h("section", { class: "card", "aria-label": "Step through the game" }),
+  event: h("section", { class: "card", id: "current", "aria-live": "polite" }),
+  board: h("section", { id: "board", "aria-label": "The table at this step" }),
+  hands: h("section", { class: "card", id: "hands" }),
+  events: h("section", { class: "card", id: "events" }),
+  ledger: h("section", { class: "card ledger", id: "ledger" }),
+  verify: h("section", { class: "card", id: "verify" }),
+};
+const who = (s) => labels[s] || (s === null || s === undefined ? "nobody" : `Seat ${s}`);
+
+function slider() {
+  const range = h("input", { type: "range", id: "step", min: 1, max: summary.version, value: at, "aria-label": "Version" });
+  range.addEventListener("input", () => go(Number(range.value)));
+  const btn = (label, target, key) => h("button", { type: "button", "aria-keyshortcuts": key, onclick: () => go(target()) }, label);
+  replace(els.controls, h("label", { for: "step" }, h("strong", {}, "Step "), h("span", { id: "at" }, at), ` of ${summary.version}`),
+    h("div", { class: "replay-controls" },
+      btn("« First", () => 1, "Home"), btn("◀ Back", () => at - 1, "ArrowLeft"), range,
+      btn("Next ▶", () => at + 1, "ArrowRight"), btn("Last »", () => summary.version, "End")),
+    h("p", { class: "small muted" }, "Keys: ← and → step, Home and End jump; the slider takes them too."));
+}
+
+let pending = 0;
+async function go(n) {
+  n = Math.max(1, Math.min(summary.version, n));
+  at = n;
+  $("#at").textContent = String(n);
+  $("#step").value = String(n);
+  history.replaceState(null, "", `?at=${n}`);
+  const ticket = ++pending;
+  const current = words.find((w) => w.version === n);
+  replace(els.event, h("h2", {}, `Event ${n}`), h("p", { class: "current-event" }, current ? current.text : "(not shown to this viewer)"));
+  drawEvents();
+  drawLedger();
+  try {
+    const replay = await api.replay(gameId, n, finished ? null : token);
+    if (ticket !== pending) return;
+    const view = replay.spectator || replay.view;
+    const draw = drawers[summary.type];
+    const state = view.state;
+    replace(els.board, state ? draw(state, { g: glossary, who, viewer: finished ? null : view.seat, view, seats: summary.seats })
+      : h("p", { class: "card muted" }, "The game has not started at this step."));
+    if (finished) {
+      const revealed = await api.words({ type: summary.type, seats: summary.seats, viewer: null, full_state: replay.full_state });
+      if (ticket !== pending) return;
+      replace(els.hands, h("h2", {}, "Every hand, revealed (the game has ended)"),
+        revealed.hands.length ? h("ul", {}, revealed.hands.map((x) => h("li", {},
+          h("strong", {}, x.seat === null ? x.label : `${who(x.seat)}'s ${x.label}`), ": ",
+          x.cards.length ? x.names.join(", ") : "empty", x.objective ? ` · objective ${x.objective}` : "")))
+          : h("p", { class: "muted" }, "Nothing in this game is hidden."));
+    }
+    document.body.dataset.at = String(n);
+  } catch (err) {
+    toast(`Could not replay version ${n}: ${err.message}`, true);
+  }
+}
+
+function drawEvents() {
+  const upto = words.filter((w) => w.version <= at).slice(-25).reverse();
+  replace(els.events, h("h2", {}, "Events up to this step"),
+    h("ol", { class: "events" }, upto.map((w) => h("li", { class: w.version === at ? "current-event" : "" },
+      h("span", { class: "v" }, `#${w.version}`), " ", w.text))));
+}
+
+function drawLedger() {
+  const entries = (ledger.entries || []).filter((e) => e.event <= at);
+  const recent = entries.slice(-30).reverse();
+  replace(els.ledger, h("h2", {}, `Ledger up to event ${at}`),
+    h("p", { class: "small muted" }, `${entries.length} transfers so far (the latest 30 shown, newest first; balances are running).`),
+    h("div", { class: "scroll" }, h("table", { class: "grid" },
+      h("thead", {}, h("tr", {}, ["#", "From", "To", "Asset", "Qty", "Price"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, recent.map((e) => h("tr", {}, h("td", {}, e.event), h("td", {}, account(e.from)), h("td", {}, account(e.to)),
+        h("td", {}, e.asset), h("td", { class: "num" }, e.quantity), h("td", { class: "num" }, e.price ?? "")))))));
+}
+
+function account(name) {
+  const m = /^seat:(\d+)$/.exec(name || "");
+  return m ? who(Number(m[1])) : name;
+}
+
+async function drawVerify() {
+  const server = await api.verify(gameId).catch((err) => ({ error: err.message }));
+  const serverText = server.error ? `The server's verify failed: ${server.error}`
+    : server.ok ? `OK: ${server.events_checked} events re-run (chain, every decision${server.seed_checked ? ", every random draw from the revealed seed" : "; the seed is still secret"}).`
+      : `DIVERGES at event ${server.first_divergence.version} (${server.first_divergence.check}): ${server.first_divergence.message}`;
+  const local = h("div", { id: "local-check" });
+  const box = [h("h2", {}, "Is this log genuine?"),
+    h("h3", { class: "small" }, "The server's verify"), h("p", { class: server.ok ? "check-ok" : "check-bad", id: "server-verify" }, serverText),
+    h("h3", { class: "small" }, "This page's own check"), local];
+  replace(els.verify, box);
+  if (!finished) {
+    replace(local, h("p", { id: "local-result" }, "The game is live: its export is redacted until the end, so only the server's verify is available yet."));
+    return;
+  }
+  const run = async (text, label) => {
+    replace(local, h("p", {}, "Checking…"));
+    const report = await checkExport(text, { forcePure: params.has("pure") });
+    replace(local,
+      h("p", { id: "local-result", class: report.ok ? "check-ok" : "check-bad" },
+        report.ok ? `OK: ${label} checked in this browser with ${report.engine}.` : `FAILED: ${label} does not hold up (${report.engine}).`),
+      h("ul", { class: "checks" }, report.checks.map((c) => h("li", { class: c.ok ? "" : "check-bad" }, c.ok ? "✓ " : "✗ ", h("strong", {}, c.name), ": ", c.detail))),
+      h("p", { class: "small muted" }, report.note || ""),
+      h("label", { for: "export-file" }, "Check an export file instead: "),
+      h("input", { type: "file", id: "export-file", accept: ".ndjson,application/x-ndjson,text/plain", onchange: async (ev) => {
+        const file = ev.target.files[0];
+        if (file) await run(await file.text(), `the file ${file.name}`);
+      } }));
+    document.body.dataset.localCheck = report.ok ? "ok" : "failed";
+  };
+  try {
+    await run(await api.exportText(gameId, null), "the complete export the server gives");
+  } catch (err) {
+    replace(local, h("p", { class: "check-bad" }, `Could not fetch the export: ${err.message}`));
+  }
+}
+
+async function start() {
+  nav([[`/web/games/${gameId}`, "Table"]]);
+  try {
+    summary = await api.summary(gameId);
+    glossary = await api.glossary(summary.type);
+  } catch (err) {
+    replace(main, h("p", { class: "error card" }, `No such game, or the service did not answer: ${err.message}`));
+    return;
+  }
+  finished = summary.status === "ended" || summary.status === "scored";
+  token = finished ? null : (seat !== null ? tokens[seat] : null);
+  const viewer = finished ? null : seat;
+  const [events, led] = await Promise.all([api.events(gameId, token, 0), api.ledger(gameId, token)]);
+  ledger = led;
+  const described = await api.words({ type: summary.type, seats: summary.seats, viewer, result: summary.result || undefined });
+  words = await api.eventWords({ type: summary.type, seats: summary.seats, viewer }, events.events);
+  labels = described.seat_labels;
+  replace(els.head, h("h1", {}, `Replay: ${GAME_TITLES[summary.type] || summary.type}`),
+    h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +
+      (finished ? "everything disclosed (the game has ended)" : viewer !== null ? `as ${who(viewer)}` : "as a spectator")),
+    described.result ? h("p", { class: "result" }, described.result) : null);
+  replace(main, els.head, els.controls, els.event, els.board, finished ? els.hands : null, els.events, els.ledger, els.verify);
+  slider();
+  document.addEventListener("keydown", (ev) => {
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const map = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 1, End: summary.version };
+    if (ev.key in map) { ev.preventDefault(); go(map[ev.key]); }
+  });
+  const first = Number(params.get("at")) || summary.version;
+  await go(first);
+  drawVerify();
+}
+
+start();

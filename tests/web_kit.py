@@ -1,0 +1,107 @@
+"""Browser kit for the web pages: the service on a free port (embedded store and worker) and
+Debian's Chromium driven by playwright's Python package (never `playwright install`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium_path():
+    for path in (os.environ.get("CHROMIUM"),) + CHROMIUM_CANDIDATES:
+        if path and os.path.exists(path):
+            return path
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """The whole app (embedded fakeredis store, embedded bot worker) on 127.0.0.1:port."""
+
+    def __init__(self, config=None):
+        from werkzeug.serving import make_server
+
+        from service.app import create_app
+        from workers.embedded import EmbeddedWorker
+
+        settings = {"REDIS_URL": None, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 2.0}
+        settings.update(config or {})
+        self.app = create_app(settings)
+        self.worker = EmbeddedWorker(self.app.extensions["games"], self.app.extensions["backend"].rq_client)
+        self.port = free_port()
+        self.server = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self) -> "LiveServer":
+        self.worker.start()
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.worker.stop()
+
+    @property
+    def service(self):
+        return self.app.extensions["games"]
+
+
+@contextmanager
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def wait_status(page, statuses, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.evaluate("document.body.dataset.status || ''") in statuses:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the page did not reach {statuses}: {page.evaluate('document.body.dataset.status')}")
+
+
+def play_to_end(page, timeout=150.0, pick=None) -> int:
+    """Click the first legal control each time one is offered (a template at its minimum,
+    as filled in) until the page says the game is over. Returns the number of moves made."""
+    moves = 0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = page.evaluate("document.body.dataset.status || ''")
+        if status in ("ended", "scored"):
+            return moves
+        control = page.locator("#actions .controls > button.action, #actions .controls form.template button").first
+        if control.count() and page.evaluate("!document.querySelector('#actions').hasAttribute('aria-busy')"):
+            version = page.evaluate("document.body.dataset.version")
+            try:
+                control.click(timeout=2000)
+                moves += 1
+            except Exception:
+                pass
+            try:
+                page.wait_for_function(f"document.body.dataset.version !== '{version}'", timeout=5000)
+            except Exception:
+                pass
+        else:
+            page.wait_for_timeout(60)
+    raise AssertionError(f"the game did not end in {timeout} s ({moves} moves made)")
