@@ -45,4 +45,4 @@ golden: $(STAMP)
 
 # docs/images/*.png: the lobby, each game's table and the replay viewer (Debian's chromium).
 screenshots: $(STAMP)
-	$(BIN)/python ops/screenshots.py
+	$(BIN)/python docs/tools/screenshots.py
