@@ -1,5 +1,5 @@
 """A tiny test-only game that exercises every path of the interface: per-seat secrets and a
-simultaneous secret choice.
+simultaneous secret choice. It is the worked example of docs/architecture.md ("Adding a game").
 
 Each round every seat is dealt one secret card (1-9) that only it sees; then all seats bet
 0-3 at once, in secret; when all have bet, cards and bets are shown, the highest card + bet
@@ -8,11 +8,14 @@ wins and every other seat pays its own bet to the winner (a tie at the top pays 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import BANK, IllegalAction, Transfer, seat_account
+from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
+from projections.kernel import Action, Actions, Batch, Int, evolver, ledger
+
+# --- constants -------------------------------------------------------------------------------
 
 NAME = "secret-duel"
 RULES_VERSION = 1
@@ -29,21 +32,15 @@ class OptionsSchema(Schema):
     rounds = fields.Integer(strict=True, load_default=2, validate=validate.Range(1, 5))
 
 
-class BetSchema(Schema):
-    type = fields.String(required=True, validate=validate.OneOf(["bet"]))
-    amount = fields.Integer(required=True, strict=True, validate=validate.Range(0, MAX_BET))
-
-
-ACTION_SCHEMAS = {"bet": BetSchema}
-
+# --- state -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class State:
     seats: int
     rounds: int
     round: int = 0
-    cards: tuple = ()
-    bets: tuple = ()
+    cards: tuple = ()      # this round's card per seat (secret: each seat sees its own)
+    bets: tuple = ()       # this round's bet per seat, None until it bets (secret until shown)
     chips: tuple = ()
     over: bool = False
 
@@ -52,37 +49,17 @@ def new_state(options: dict, seats: int) -> State:
     return State(seats=seats, rounds=options["rounds"], chips=(0,) * seats)
 
 
-def _deal(rng, label: str, seats: int) -> dict:
-    return {"type": "dealt", "cards": rng.shuffle(label, list(range(1, 10)))[:seats]}
+def to_act(state: State) -> list[int]:
+    if state.over or not state.bets:
+        return []
+    return [s for s, b in enumerate(state.bets) if b is None]
 
 
-def start(state: State, rng) -> list[dict]:
-    return [{"type": "staked", "chips": STARTING_CHIPS}, _deal(rng, "deal", state.seats)]
+def is_over(state: State) -> bool:
+    return state.over
 
 
-def decide(state: State, seat: int, action: dict, rng) -> list[dict]:
-    if state.over:
-        raise IllegalAction("the game is over")
-    if action.get("type") != "bet":
-        raise IllegalAction(f"unknown action type {action.get('type')!r}", field="type")
-    amount = action.get("amount")
-    if type(amount) is not int or not 0 <= amount <= MAX_BET:
-        raise IllegalAction(f"amount must be an integer from 0 to {MAX_BET}", field="amount")
-    if state.bets[seat] is not None:
-        raise IllegalAction("this seat has already bet this round", code="not_your_turn")
-    events = [{"type": "bet", "seat": seat, "amount": amount}]
-    bets = list(state.bets)
-    bets[seat] = amount
-    if all(b is not None for b in bets):
-        totals = [c + b for c, b in zip(state.cards, bets)]
-        best = max(totals)
-        winners = [s for s, t in enumerate(totals) if t == best]
-        events.append({"type": "shown", "cards": list(state.cards), "bets": bets,
-                       "winner": winners[0] if len(winners) == 1 else None})
-        if state.round + 1 < state.rounds:
-            events.append(_deal(rng, "deal", state.seats))
-    return events
-
+# --- evolve: one small function per event ----------------------------------------------------
 
 def _on_staked(state, event):
     return replace(state, chips=(event["chips"],) * state.seats)
@@ -110,12 +87,53 @@ def _on_shown(state, event):
     return replace(state, chips=tuple(chips), round=rnd, over=rnd >= state.rounds)
 
 
-_EVOLVE = {"staked": _on_staked, "dealt": _on_dealt, "bet": _on_bet, "shown": _on_shown}
+evolve = evolver({"staked": _on_staked, "dealt": _on_dealt, "bet": _on_bet, "shown": _on_shown})
 
 
-def evolve(state: State, event: dict) -> State:
-    return _EVOLVE[event["type"]](state, event)
+# --- start and decide: one function per action -----------------------------------------------
 
+def _deal(rng, label: str, seats: int) -> dict:
+    return {"type": "dealt", "cards": rng.shuffle(label, list(range(1, 10)))[:seats]}
+
+
+def start(state: State, rng) -> list[dict]:
+    return [{"type": "staked", "chips": STARTING_CHIPS}, _deal(rng, "deal", state.seats)]
+
+
+def _bet(batch: Batch, seat: int, action: dict, rng) -> None:
+    if batch.state.bets[seat] is not None:
+        raise IllegalAction("this seat has already bet this round", code="not_your_turn")
+    batch.emit({"type": "bet", "seat": seat, "amount": action["amount"]})
+    state = batch.state                       # folded: this seat's bet is in it
+    if all(b is not None for b in state.bets):
+        totals = [c + b for c, b in zip(state.cards, state.bets)]
+        best = max(totals)
+        winners = [s for s, t in enumerate(totals) if t == best]
+        batch.emit({"type": "shown", "cards": list(state.cards), "bets": list(state.bets),
+                    "winner": winners[0] if len(winners) == 1 else None})
+        if not batch.state.over:
+            batch.emit(_deal(rng, "deal", state.seats))
+
+
+def _betting(state: State) -> list[int]:
+    """Who may send a bet: every seat of a round being bet, so that a seat that has bet
+    already is told so by `_bet` (the kernel would say "not your turn")."""
+    return [] if state.over or not state.bets else list(range(state.seats))
+
+
+ACTIONS = Actions(NAME, [
+    Action("bet", _bet, {"amount": Int(min=0, max=MAX_BET)}, batch=True, schema_name="BetSchema"),
+], players=lambda s: s.seats, to_act=_betting, is_over=is_over, phase=lambda s: "betting", evolve=evolve)
+
+decide = ACTIONS.decide
+ACTION_SCHEMAS = ACTIONS.schemas
+
+
+def legal_actions(state: State, seat: int) -> list[dict]:
+    return [{"type": "bet", "amount": {"min": 0, "max": MAX_BET}}] if seat in to_act(state) else []
+
+
+# --- view, redact, result --------------------------------------------------------------------
 
 def view(state: State, seat) -> dict:
     out = {"round": state.round, "chips": list(state.chips),
@@ -134,20 +152,6 @@ def redact(state: State, event: dict, seat):
     return event
 
 
-def to_act(state: State) -> list[int]:
-    if state.over or not state.bets:
-        return []
-    return [s for s, b in enumerate(state.bets) if b is None]
-
-
-def legal_actions(state: State, seat: int) -> list[dict]:
-    return [{"type": "bet", "amount": {"min": 0, "max": MAX_BET}}] if seat in to_act(state) else []
-
-
-def is_over(state: State) -> bool:
-    return state.over
-
-
 def result(state: State) -> dict:
     best = max(state.chips)
     ranks = [1 + sum(1 for other in state.chips if other > mine) for mine in state.chips]
@@ -155,11 +159,18 @@ def result(state: State) -> dict:
             "scores": list(state.chips)}
 
 
-def transfers(state: State, event: dict) -> list[Transfer]:
-    kind = event["type"]
-    if kind == "staked":
-        return [Transfer(BANK, seat_account(s), "chips", event["chips"]) for s in range(state.seats)]
-    if kind == "shown" and event["winner"] is not None:
-        return [Transfer(seat_account(s), seat_account(event["winner"]), "chips", bet)
-                for s, bet in enumerate(event["bets"]) if s != event["winner"] and bet]
-    return []
+# --- the ledger ------------------------------------------------------------------------------
+
+def _staked(state, event) -> list[Transfer]:
+    return [Transfer(BANK, seat_account(s), "chips", event["chips"]) for s in range(state.seats)]
+
+
+def _shown(state, event) -> list[Transfer]:
+    winner = event["winner"]
+    if winner is None:
+        return []
+    return [Transfer(seat_account(s), seat_account(winner), "chips", bet)
+            for s, bet in enumerate(event["bets"]) if s != winner and bet]
+
+
+transfers = ledger({"staked": _staked, "shown": _shown})
