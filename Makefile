@@ -6,15 +6,21 @@ STAMP := $(VENV)/.installed
 .PHONY: install serve test worker demo bench clean golden screenshots
 
 $(STAMP): pyproject.toml
+	@echo "== installing the service and its dependencies into $(VENV) (once; about a minute)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install --upgrade --progress-bar on pip
+	$(BIN)/pip install --progress-bar on -e '.[test]'
+	@echo "== installed"
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# The whole stack: an embedded Redis with AOF in $(DATA) (kept across restarts and by make
+# clean), the API on $(PORT) under gunicorn, the worker processes. Ctrl-C stops everything.
+PORT ?= 5000
+DATA ?= var
 serve: $(STAMP)
-	$(BIN)/speculation serve
+	$(BIN)/speculation serve --port $(PORT) --data $(DATA)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

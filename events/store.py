@@ -299,6 +299,11 @@ class RedisEventStore(EventStore):
         self._sharded: Optional[bool] = None
 
     @property
+    def append_script(self):
+        """The append script (a redis-py Script) this server runs: readiness checks it is loaded."""
+        return self._append_script
+
+    @property
     def _append_script(self):
         if self._sharded is None:
             self._sharded = sharded_pubsub(self.redis)

@@ -47,3 +47,11 @@ def post_worker_init(worker):
             resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
     except (ImportError, ValueError, OSError):
         pass
+
+
+def child_exit(server, worker):
+    """prometheus-client's multiprocess mode: a dead worker's live gauges stop counting."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

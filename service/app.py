@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
+import redis
 from flask import Flask, jsonify, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
@@ -113,6 +114,16 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
         headers = {"Retry-After": str(err.retry_after)} if getattr(err, "retry_after", None) else None
         return error_response(err.status, err.code, err.message, err.details, headers)
 
+    @app.errorhandler(redis.exceptions.ConnectionError)
+    @app.errorhandler(redis.exceptions.TimeoutError)
+    def _store_unreachable(err: Exception):
+        from .observability import REDIS_ERRORS
+
+        REDIS_ERRORS.labels("request").inc()
+        log.warning("the store cannot be reached: %s", type(err).__name__)
+        return error_response(503, "unavailable", "the store cannot be reached now; retry later (nothing "
+                              "was acknowledged)", headers={"Retry-After": "5"})
+
     @app.errorhandler(Exception)
     def _unexpected(err: Exception):
         if isinstance(err, HTTPException):
@@ -123,6 +134,9 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     from .ratelimit import install_rate_limit
 
     install_rate_limit(app, backend.store_client)
+    from . import observability
+
+    observability.install(app, backend, service, bootstrap.job_counter(backend))
     return app
 
 

@@ -56,6 +56,17 @@ def build_jobs(backend: Backend) -> RQJobs:
     return RQJobs(backend.rq_client)
 
 
+def job_counter(backend: Backend):
+    """What /metrics reads of the job queue (queued, running, failed by kind), or None for an
+    in-memory backend."""
+    if backend.embedded:
+        return None
+    from .observability import rq_job_counts
+
+    queue = build_jobs(backend).queue
+    return lambda: rq_job_counts(queue)
+
+
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
     """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client."""
     return GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),

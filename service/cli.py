@@ -40,37 +40,26 @@ def _print(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=True))
 
 
-def _serve_production(args) -> None:
-    """With a real Redis, `serve` is the production configuration: gunicorn with
-    ops/gunicorn.conf.py (gevent worker: waiting clients cost memory, not threads)."""
-    from pathlib import Path
-
-    conf = Path(__file__).resolve().parents[1] / "ops" / "gunicorn.conf.py"
-    if not conf.exists():
-        return
-    print(f"Speculation service on http://{args.host}:{args.port} with {os.environ['REDIS_URL']} "
-          f"(gunicorn, {conf.name}); run `speculation worker` for bots and scoring; "
-          f"API docs at /docs, OpenAPI at /openapi.json", flush=True)
-    os.execvp(sys.executable, [sys.executable, "-m", "gunicorn", "-c", str(conf),
-                               "--bind", f"{args.host}:{args.port}", "service.wsgi:app"])
-
-
 def cmd_serve(args) -> None:
-    if os.environ.get("REDIS_URL") and os.environ.get("SPECULATION_DEV_SERVER") != "1":
-        _serve_production(args)
-    from service.app import create_app
+    """The production stack on this machine (service/stack.py): with no REDIS_URL an embedded
+    Redis with AOF in the data folder, the API under gunicorn, the worker process(es)."""
+    from service.config import from_env
+    from service.settings import SettingsError, unknown_variables
+    from service.stack import StackError, serve
 
-    app = create_app()
-    backend = app.extensions["backend"]
-    embedded_worker = app.config.get("EMBEDDED_WORKER")
-    if embedded_worker or (embedded_worker is None and backend.embedded):
-        from workers.embedded import EmbeddedWorker
-
-        EmbeddedWorker(app.extensions["games"], backend.rq_client).start()
-    where = "the embedded store (fakeredis, in process)" if backend.embedded else app.config["REDIS_URL"]
-    print(f"Speculation service on http://{args.host}:{args.port} with {where}; "
-          f"API docs at /docs, OpenAPI at /openapi.json", flush=True)
-    app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
+    try:
+        config = from_env()
+    except SettingsError as err:
+        raise SystemExit(f"speculation serve: {err}")
+    for name in unknown_variables():
+        print(f"[stack] warning: {name} names no setting (see docs/operations.md)", file=sys.stderr)
+    try:
+        code = serve(host=args.host or config["HOST"], port=args.port or config["PORT"],
+                     data_dir=args.data or config["DATA_DIR"], redis_url=config["REDIS_URL"],
+                     redis_port=config["REDIS_PORT"], workers=config["WORKERS"])
+    except StackError as err:
+        raise SystemExit(f"speculation serve: {err}")
+    raise SystemExit(code)
 
 
 def cmd_worker(args) -> None:
@@ -80,6 +69,10 @@ def cmd_worker(args) -> None:
     from workers import jobs, tasks
     from workers.queue import QUEUE_NAME, RQJobs
 
+    from service.config import from_env
+    from service.observability import configure_logging
+
+    configure_logging(from_env()["LOG_LEVEL"])
     service = build_worker_core()
     tasks.bind(service)
     connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
@@ -181,9 +174,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="speculation", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the API (embedded store without REDIS_URL)")
-    serve.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "5000")))
+    serve = sub.add_parser("serve", help="run the whole stack: Redis (embedded without REDIS_URL), API, workers",
+                           description=cmd_serve.__doc__)
+    serve.add_argument("--host", help="address to listen on (default: SPECULATION_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="API port (default: SPECULATION_PORT or 5000)")
+    serve.add_argument("--data", help="data folder of the embedded Redis (default: SPECULATION_DATA_DIR or ./var)")
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run an RQ worker for REDIS_URL / RQ_REDIS_URL")

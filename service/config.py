@@ -1,43 +1,21 @@
-"""Configuration: the settings and their defaults, read from the environment.
+"""Configuration: every setting from the environment, validated (service/settings.py).
 
-With no REDIS_URL the store runs on an in-process fakeredis server (the embedded mode of
-`make serve`): nothing to install. With REDIS_URL it runs on that Redis, and RQ on
-RQ_REDIS_URL (default: the same), since RQ cannot run on Redis Cluster. service/bootstrap.py
-builds everything from these settings.
+`from_env()` is what the app factory, the worker command and the stack read. With no
+REDIS_URL an in-process app runs on an in-memory fakeredis (tests and in-process tools);
+the served API refuses to start without one (service/wsgi.py), and `make serve` runs the
+stack, which starts its own Redis. service/bootstrap.py builds everything from these.
 """
 
 from __future__ import annotations
 
-import os
+from typing import Mapping, Optional
 
-DEFAULTS = {
-    "REDIS_URL": None,
-    "RQ_REDIS_URL": None,
-    "ALLOW_SEED": False,            # choosing a game's seed: test configuration only
-    "MAX_CONTENT_LENGTH": 64 * 1024,
-    "EMBEDDED_WORKER": None,        # None: on in embedded mode, off with a real Redis
-    "SNAPSHOT_EVERY": 200,
-    "STREAM_KEEPALIVE": 15.0,       # seconds between keep-alives on event streams
-    "STREAM_MAX_SECONDS": 300.0,    # the longest event stream (a longer `follow` is cut to it)
-    "STREAMS_PER_TOKEN": 8,         # open streams + long-polls per token or ticket, per process (0: no cap)
-    "STREAMS_PER_ADDRESS": 256,     # open streams + long-polls per client address, per process (0: no cap)
-    "REDIS_MAX_CONNECTIONS": 64,    # the store client's pool, per process (requests wait for a free one)
-    "TICKET_TTL": 60,
-    "RATE_LIMIT": None,             # e.g. "120/60": requests per seconds, per token and per address
-}
+from . import settings as settings_module
+
+DEFAULTS = {s.name: s.default for s in settings_module.SETTINGS}
 
 
-def from_env() -> dict:
-    config = dict(DEFAULTS)
-    for key in ("REDIS_URL", "RQ_REDIS_URL", "RATE_LIMIT"):
-        if os.environ.get(key):
-            config[key] = os.environ[key]
-    if os.environ.get("ALLOW_SEED") == "1":
-        config["ALLOW_SEED"] = True
-    for key in ("STREAM_KEEPALIVE", "STREAM_MAX_SECONDS"):
-        if os.environ.get(key):
-            config[key] = float(os.environ[key])
-    for key in ("STREAMS_PER_TOKEN", "STREAMS_PER_ADDRESS", "REDIS_MAX_CONNECTIONS"):
-        if os.environ.get(key):
-            config[key] = int(os.environ[key])
-    return config
+def from_env(environ: Optional[Mapping[str, str]] = None) -> dict:
+    """Every setting, from SPECULATION_* (REDIS_URL and RQ_REDIS_URL also unprefixed).
+    Raises SettingsError naming the first bad variable."""
+    return settings_module.load(environ)

@@ -1,8 +1,11 @@
-"""The quick start, end to end: `speculation serve` on the embedded store (no Redis), then
-the README's curl script plays a whole game against bots run by the embedded worker."""
+"""The quick start, end to end: `speculation serve` (what `make serve` runs: the real stack,
+an embedded Redis with AOF, gunicorn, worker processes), then the README's curl script plays
+a whole game against bots run by the worker processes."""
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,23 +18,25 @@ from ops.drills.redis_server import free_port
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture
-def server():
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RQ_REDIS_URL")}
-    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port)], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env["SPECULATION_REDIS_PORT"] = str(free_port())
+    data = tmp_path_factory.mktemp("var")
+    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--data", str(data)],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
+    deadline = time.time() + 90
     while time.time() < deadline:
         try:
-            urllib.request.urlopen(url + "/v1/game-types", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.2)
+            if json.load(urllib.request.urlopen(url + "/readyz", timeout=2))["ready"]:
+                break
+        except (OSError, ValueError):
+            time.sleep(0.3)
     yield url
-    proc.terminate()
-    proc.wait(10)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(30)
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")

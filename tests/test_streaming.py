@@ -154,7 +154,8 @@ def http_json(port, method, path, body=None, timeout=10):
 def gunicorn(redis_server, real_redis):
     port = free_port()
     env = dict(os.environ, GUNICORN_BIND=f"127.0.0.1:{port}", GUNICORN_WORKERS="1", REDIS_URL=redis_server.url,
-               ALLOW_SEED="1", STREAMS_PER_ADDRESS="1000", STREAM_KEEPALIVE="30")
+               SPECULATION_ALLOW_SEED="1", SPECULATION_STREAMS_PER_ADDRESS="1000",
+               SPECULATION_STREAM_KEEPALIVE="30")
     env.pop("GUNICORN_CMD_ARGS", None)
     env.pop("GUNICORN_WORKER_CLASS", None)
     proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "ops" / "gunicorn.conf.py"),

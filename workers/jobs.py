@@ -15,6 +15,8 @@ from typing import Optional
 
 from service.core.errors import Conflict
 
+from service.observability import RECONCILER_REPAIRS
+
 from .bots import policy
 
 
@@ -75,7 +77,7 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     killed in the middle of a job). With `abandoned_after`, jobs whose worker stopped
     beating that long ago are failed first, so this same pass enqueues their work again."""
     if abandoned_after and hasattr(service.jobs, "recover_abandoned"):
-        service.jobs.recover_abandoned(abandoned_after)
+        RECONCILER_REPAIRS.inc(len(service.jobs.recover_abandoned(abandoned_after) or ()))
     count = 0
     for status in ("active", "ended"):
         for game_id in service.games_waiting(status, limit):

@@ -18,6 +18,8 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now
 
+from service.observability import current_request_id
+
 QUEUE_NAME = "games"
 JOB_TIMEOUT = 30
 RETRY = Retry(max=3, interval=[1, 2, 5])
@@ -32,6 +34,9 @@ class RQJobs:
     def _enqueue(self, job_id: str, func, *args, delay: float = 0) -> None:
         options = dict(job_id=job_id, job_timeout=JOB_TIMEOUT, retry=RETRY, result_ttl=600,
                        failure_ttl=3600, unique=True)
+        request_id = current_request_id()
+        if request_id:   # the request that caused the job, in the job's logs
+            options["meta"] = {"request_id": request_id}
         for _ in range(2):
             try:
                 if delay and self._pending(job_id):

@@ -133,7 +133,7 @@ def run(env: Env, scale: Scale) -> list[Row]:
     budget = 40 if scale.smoke else int(2500 * seconds * (rounds + 1))
     games = prepare_games(client, name, CONNECTIONS + budget // 150)
     service = Gunicorn("service.app:create_app()", {**settings, "REDIS_URL": url, "RQ_REDIS_URL": url,
-                                                  "ALLOW_SEED": "1", "RATE_LIMIT": ""})
+                                                  "SPECULATION_ALLOW_SEED": "1"})
     bare = Gunicorn("ops.bench.bare_app:app", {**settings, "BENCH_REDIS_URL": url})
     try:
         fresh = Source(games)

@@ -322,8 +322,8 @@ def run(env: Env, scale: Scale) -> list[Row]:
         played.append((gid, tokens, plans[seed]))
     baseline_game, loaded_game, quiet_game = (p[0] for p in played[:3])
     fan_games = [p[0] for p in played[3:]]
-    settings = {"GUNICORN_WORKERS": "1", "REDIS_URL": url, "RQ_REDIS_URL": url, "ALLOW_SEED": "1", "RATE_LIMIT": "",
-                "STREAMS_PER_TOKEN": "1000000", "STREAMS_PER_ADDRESS": "1000000",   # the caps, raised
+    settings = {"GUNICORN_WORKERS": "1", "REDIS_URL": url, "RQ_REDIS_URL": url, "SPECULATION_ALLOW_SEED": "1",
+                "SPECULATION_STREAMS_PER_TOKEN": "1000000", "SPECULATION_STREAMS_PER_ADDRESS": "1000000",   # the caps, raised
                 "GUNICORN_WORKER_CLASS": "gevent"}
     server = Gunicorn("service.app:create_app()", settings)
     quiet = Gunicorn("service.app:create_app()", settings)   # the same, with nobody waiting on it

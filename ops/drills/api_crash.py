@@ -60,7 +60,7 @@ def paused_app():
 
 def start_server(redis_url: str, port: int, pause: str = "") -> _kit.ChildProcess:
     gunicorn = os.path.join(os.path.dirname(sys.executable), "gunicorn")
-    env = {"REDIS_URL": redis_url, "ALLOW_SEED": "1", PAUSE_ENV: pause, "RATE_LIMIT": ""}
+    env = {"REDIS_URL": redis_url, "SPECULATION_ALLOW_SEED": "1", PAUSE_ENV: pause}
     server = _kit.ChildProcess([gunicorn, "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
                                 "--graceful-timeout", "1", "ops.drills.api_crash:paused_app()"], env, name="api")
     base = f"http://127.0.0.1:{port}"

@@ -8,11 +8,14 @@ turn timeouts). The same path serves HTTP clients, bots, turn timeouts and the C
 from __future__ import annotations
 
 import logging
+import time
 import secrets
 from functools import partial
 from typing import Optional
 
 from marshmallow import ValidationError
+
+from service.observability import ACTIONS_APPENDED, APPEND_LATENCY
 
 from events.envelope import NewEvent, StoredEvent, body_digest, decode_body
 from events.index import GameIndex
@@ -57,10 +60,14 @@ class Commands:
         """Append a batch built on `session`; returns the receipt, the session after it and
         the batch's events as stored (decoded once, here)."""
         seed = self._seed(session.game_id)
+        started = time.perf_counter()
         receipt = self.store.append(session.game_id, events, base_version=session.version,
                                     base_head=session.head, expected_version=expected_version,
                                     idempotency_key=idem_key, body_digest=digest, meta=meta,
                                     nonce=partial(event_nonce, seed))
+        APPEND_LATENCY.observe(time.perf_counter() - started)
+        if receipt.sealed and events and events[0].cmd is not None:
+            ACTIONS_APPENDED.labels(str(events[0].cmd.get("by", "player")).split(":")[0]).inc()
         stored, prev = [], session.head
         for body, hash_ in receipt.sealed:
             stored.append(decode_body(body, prev, hash_))

@@ -9,7 +9,8 @@ polled), or `poll_for_version` for a store without one.
 - Keep-alives: each stream beats every `keepalive` x a factor drawn once per stream in
   [0.8, 1.2], so thousands of streams opened together do not beat in step.
 - A fan-out (many streams of one game woken by one append) reads, folds and renders the new
-  batch once per (game, from version, head, viewer, format): `SharedBatches`.
+  batch once per (game, from version, to version, viewer, format): `SharedBatches`; a woken
+  stream reads the store's head once to know where the batch ends.
 """
 
 from __future__ import annotations
@@ -107,10 +108,11 @@ def _keepalive(kind: str) -> str:
     return ": keep-alive\n\n" if kind == SSE else json.dumps({"keepalive": True}) + "\n"
 
 
-def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: int, viewer: Optional[int],
-               kind: str):
-    """The events after `last` as messages, and the session after them (None: nothing new)."""
-    fresh = store.read(game_id, last)
+def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: int, until: int,
+               viewer: Optional[int], kind: str):
+    """The events after `last` up to `until` as messages, and the session after them (None:
+    nothing new)."""
+    fresh = store.read(game_id, last, until)
     if not fresh:
         return None
     after_batch = fold(fresh, game_id, base)
@@ -132,9 +134,13 @@ def event_stream(store: EventStore, game_id: str, viewer: Optional[int], session
     woken = True
     while True:
         if woken:
-            base = session
-            batch = shared.get((game_id, last, base.head if base else "", viewer, kind),
-                               lambda: _new_batch(store, game_id, base, last, viewer, kind))
+            # The batch is keyed by where it starts and where the store's head is now, so
+            # every stream woken by one append shares one read, fold and render, and a
+            # stream that comes later (the head moved on) never gets a shorter, older one.
+            base, until = session, store.head(game_id)[0]
+            batch = None if until <= last else shared.get(
+                (game_id, last, base.head if base else "", until, viewer, kind),
+                lambda: _new_batch(store, game_id, base, last, until, viewer, kind))
             if batch is not None:
                 text, session = batch
                 last = session.version

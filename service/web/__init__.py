@@ -16,7 +16,7 @@ from flask import Blueprint, jsonify, redirect, request, send_from_directory
 
 from service import render
 
-from ..errors import Unprocessable
+from ..core.errors import Invalid
 
 HERE = Path(__file__).parent
 PAGES = HERE / "pages"
@@ -64,10 +64,10 @@ def words():
     after the end: every hand revealed)."""
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        raise Unprocessable("body: a JSON object is required", {"field": "body"})
+        raise Invalid("body: a JSON object is required", {"field": "body"})
     game_type = body.get("type")
     if game_type not in render.GAMES:
-        raise Unprocessable(f"type: unknown game type {game_type!r}", {"field": "type"})
+        raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
     seats = body.get("seats") if isinstance(body.get("seats"), list) else []
     viewer = body.get("viewer") if isinstance(body.get("viewer"), int) else None
     out: dict = {"seat_labels": [render.seat_label(seats, s, viewer) for s in range(len(seats))]}
@@ -93,7 +93,7 @@ def words():
 def glossary(game_type):
     """Names and colours of one game's cards, companies, share types and phases."""
     if game_type not in render.GAMES:
-        raise Unprocessable(f"type: unknown game type {game_type!r}", {"field": "type"})
+        raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
     response = jsonify(render.glossary(game_type))
     response.headers["Cache-Control"] = "max-age=3600"
     return response

@@ -1,0 +1,171 @@
+"""Every setting of the service: its name, default, kind and meaning, in one table.
+
+Each comes from the environment as `SPECULATION_<NAME>` (`REDIS_URL` and `RQ_REDIS_URL`
+are also read unprefixed, as every Redis tool names them), is checked when the process
+starts (a bad value stops the start with a message naming the variable), and is listed in
+docs/operations.md (generated from this table; a test fails when the page is stale).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+PREFIX = "SPECULATION_"
+UNPREFIXED = ("REDIS_URL", "RQ_REDIS_URL")
+
+
+class SettingsError(ValueError):
+    """A setting's value is not usable; the message names the variable."""
+
+
+def _integer(low: int, high: Optional[int] = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        text = text.strip()
+        if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 18:
+            raise ValueError("an integer")
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            raise ValueError(f"an integer from {low}" + (f" to {high}" if high is not None else " up"))
+        return value
+    parse.kind = "integer"
+    return parse
+
+
+def _number(low: float, high: Optional[float] = None) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError("a number") from None
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
+            raise ValueError(f"a number from {low:g}" + (f" to {high:g}" if high is not None else " up"))
+        return value
+    parse.kind = "number"
+    return parse
+
+
+def _flag(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("a flag (1/0, true/false, yes/no, on/off)")
+
+
+_flag.kind = "flag"
+
+
+def _redis_url(text: str) -> str:
+    if not text.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError("a redis://, rediss:// or unix:// URL")
+    return text
+
+
+_redis_url.kind = "URL"
+
+
+def _text(text: str) -> str:
+    return text
+
+
+_text.kind = "text"
+
+
+def _rate(text: str) -> str:
+    count, _, seconds = text.partition("/")
+    if not (count.isascii() and count.isdigit() and seconds.isascii() and seconds.isdigit()
+            and int(count) > 0 and int(seconds) > 0):
+        raise ValueError("REQUESTS/SECONDS, e.g. 120/60")
+    return text
+
+
+_rate.kind = "rate"
+
+
+def _level(text: str) -> str:
+    upper = text.strip().upper()
+    if upper not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ValueError("one of DEBUG, INFO, WARNING, ERROR")
+    return upper
+
+
+_level.kind = "log level"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    parse: Callable[[str], Any]
+    meaning: str
+
+    @property
+    def variable(self) -> str:
+        return self.name if self.name in UNPREFIXED else PREFIX + self.name
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("REDIS_URL", None, _redis_url,
+            "The game store's Redis. Unset under `make serve`: the stack starts its own embedded one."),
+    Setting("RQ_REDIS_URL", None, _redis_url, "The job queue's Redis (RQ cannot use Redis Cluster). Default: REDIS_URL."),
+    Setting("PORT", 5000, _integer(1, 65535), "The API's port (`make serve PORT=8080`)."),
+    Setting("HOST", "127.0.0.1", _text, "The API's address; 0.0.0.0 to listen on every interface."),
+    Setting("DATA_DIR", "var", _text, "The stack's data folder (the embedded Redis's AOF), `make serve DATA=...`."),
+    Setting("REDIS_PORT", 6390, _integer(1, 65535), "The embedded Redis's port (never 6379)."),
+    Setting("WORKERS", 1, _integer(1, 64), "RQ worker processes the stack starts."),
+    Setting("ALLOW_SEED", False, _flag, "Accept a chosen seed in `POST /v1/games` (test configuration only)."),
+    Setting("MAX_CONTENT_LENGTH", 64 * 1024, _integer(1024, 16 * 1024 * 1024), "Largest request body, bytes (413 above)."),
+    Setting("SNAPSHOT_EVERY", 200, _integer(0), "Versions between snapshots of a game's state (0: none)."),
+    Setting("STREAM_KEEPALIVE", 15.0, _number(0.01, 3600), "Seconds between keep-alives on an event stream (jittered)."),
+    Setting("STREAM_MAX_SECONDS", 300.0, _number(1, 86400), "Longest an event stream stays open."),
+    Setting("STREAMS_PER_TOKEN", 8, _integer(0), "Open event streams + long-polls per token or ticket, per API process (0: no cap; 429 past it)."),
+    Setting("STREAMS_PER_ADDRESS", 256, _integer(0), "Open event streams + long-polls per client address, per API process (0: no cap)."),
+    Setting("REDIS_MAX_CONNECTIONS", 64, _integer(1, 10_000), "The store client's connection pool, per process (requests wait for a free one)."),
+    Setting("EMBEDDED_WORKER", None, _flag, "Run an RQ worker thread inside an in-process app (tools and tests; unset: only on the in-memory store)."),
+    Setting("TICKET_TTL", 60, _integer(1, 3600), "Seconds a stream ticket stays valid."),
+    Setting("RATE_LIMIT", None, _rate, "Requests per window, per token and per address, e.g. 120/60 (unset: none)."),
+    Setting("LOG_LEVEL", "INFO", _level, "Log level of the JSON log lines."),
+)
+
+BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def load(environ: Optional[Mapping[str, str]] = None, overrides: Optional[Mapping[str, Any]] = None) -> dict:
+    """Every setting: its default, replaced by the environment's value, then by `overrides`
+    (an app factory's config). Raises SettingsError naming the first bad variable."""
+    environ = os.environ if environ is None else environ
+    config = {s.name: s.default for s in SETTINGS}
+    for setting in SETTINGS:
+        names = [setting.variable] + ([PREFIX + setting.name] if setting.name in UNPREFIXED else [])
+        for variable in names:
+            raw = environ.get(variable)
+            if raw is None or raw == "":
+                continue
+            try:
+                config[setting.name] = setting.parse(raw)
+            except ValueError as why:
+                raise SettingsError(f"{variable}={raw[:40]!r}: expected {why}") from None
+    config.update(overrides or {})
+    return config
+
+
+def unknown_variables(environ: Optional[Mapping[str, str]] = None) -> list[str]:
+    """Prefixed variables that name no setting (a typo, most likely): warned about at start."""
+    environ = os.environ if environ is None else environ
+    return sorted(k for k in environ if k.startswith(PREFIX) and k[len(PREFIX):] not in BY_NAME
+                  and k not in CLIENT_VARIABLES)
+
+
+CLIENT_VARIABLES = ("SPECULATION_API", "SPECULATION_TOKEN", "SPECULATION_TEST_SLOW_TURN")  # the CLI's and a test hook's
+
+
+def markdown_table() -> str:
+    rows = ["| variable | default | kind | meaning |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        default = "unset" if s.default is None else f"`{s.default}`"
+        rows.append(f"| `{s.variable}` | {default} | {s.parse.kind} | {s.meaning} |")
+    return "\n".join(rows) + "\n"
