@@ -10,6 +10,8 @@ from typing import Any, Optional
 
 import fakeredis
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from events.index import GameIndex
 from events.store import RedisEventStore
@@ -28,6 +30,7 @@ class Backend:
     rq_client: Any
     embedded: bool
     fake_server: Optional[Any] = field(default=None, repr=False)
+    probe_client: Optional[Any] = None   # readiness: its own client, a short timeout, no retry
 
 
 def settings(overrides: Optional[dict] = None) -> dict:
@@ -45,11 +48,17 @@ def build_backend(config: dict) -> Backend:
         return Backend(client, fakeredis.FakeRedis(server=server), True, server)
     # A bounded pool: under gevent thousands of requests may want Redis at once; each new
     # connection costs milliseconds of CPU (and a Redis client slot), a wait for a free one less.
+    # Bounded waits on Redis: a frozen or absent server fails a command within seconds (the
+    # API answers 503 with Retry-After), and a dropped connection is retried once with backoff.
+    bounded = dict(socket_timeout=float(config.get("REDIS_SOCKET_TIMEOUT") or 1.5), socket_connect_timeout=1.0,
+                   retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
+                   retry_on_error=[redis.exceptions.ConnectionError], health_check_interval=30)
     pool = redis.BlockingConnectionPool.from_url(url, max_connections=int(config.get("REDIS_MAX_CONNECTIONS") or 64),
-                                                 timeout=20, health_check_interval=30)
+                                                 timeout=2, **bounded)
     client = redis.Redis(connection_pool=pool)
-    rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url)
-    return Backend(client, rq_client, False)
+    rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url, **bounded)
+    probe = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+    return Backend(client, rq_client, False, probe_client=probe)
 
 
 def build_jobs(backend: Backend) -> RQJobs:

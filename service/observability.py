@@ -235,7 +235,8 @@ def install(app, backend, core, job_counts: Optional[Callable[[], dict]] = None,
 
     @app.get("/readyz")
     def readyz():
-        report = readiness(backend.store_client if backend else None, script,
+        probe = (backend.probe_client or backend.store_client) if backend else None
+        report = readiness(probe, script,
                            backend.rq_client if backend and not backend.embedded else None,
                            need_workers=need_workers and backend is not None and not backend.embedded)
         response = jsonify(report)

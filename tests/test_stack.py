@@ -55,9 +55,11 @@ class Stack:
     def start(self, timeout=60):
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RQ_REDIS_URL")}
         env.update(SPECULATION_REDIS_PORT=str(self.redis_port))
+        # the stack's output to a file: a pipe nobody reads would fill and block every process
+        self.log = open(os.path.join(os.path.dirname(self.data_dir), "stack.log"), "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(self.port),
-                                      "--data", self.data_dir], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                      "--data", self.data_dir], cwd=ROOT, env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
@@ -66,7 +68,7 @@ class Stack:
                     return self
             except OSError:
                 pass
-            assert self.proc.poll() is None, self.proc.stdout.read()
+            assert self.proc.poll() is None, open(self.log.name).read()[-3000:]
             time.sleep(0.3)
         raise AssertionError("the stack did not become ready")
 
