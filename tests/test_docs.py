@@ -25,3 +25,25 @@ def test_every_game_has_its_rules_page():
             continue
         path = os.path.join(ROOT, "docs", "games", f"{name}.md")
         assert os.path.exists(path), path
+
+
+def test_the_settings_table_in_operations_is_current():
+    from docs.tools.gen_settings_table import PAGE, render
+
+    with open(PAGE, encoding="utf-8") as f:
+        page = f.read()
+    assert render(page) == page, "docs/operations.md is stale: python -m docs.tools.gen_settings_table"
+
+
+def test_bad_settings_stop_the_start_naming_the_variable():
+    import pytest
+
+    from service.settings import SettingsError, load
+
+    assert load({"SPECULATION_PORT": "8080"})["PORT"] == 8080
+    assert load({"REDIS_URL": "redis://h:1/0"})["REDIS_URL"] == "redis://h:1/0"
+    for variable, value in (("SPECULATION_PORT", "80a"), ("SPECULATION_PORT", "70000"),
+                            ("SPECULATION_ALLOW_SEED", "maybe"), ("REDIS_URL", "http://x"),
+                            ("SPECULATION_STREAM_KEEPALIVE", "nan"), ("SPECULATION_RATE_LIMIT", "10")):
+        with pytest.raises(SettingsError, match=variable):
+            load({variable: value})
