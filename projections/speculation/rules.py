@@ -202,7 +202,8 @@ def max_bid(state: State, seat: int) -> int:
     return chips if chips < cap else cap
 
 
-# Each transition below ends in one copy of the state (the fold's cost is its copies).
+# The transitions below take the changes still to make and copy the state once where they can
+# (copies are most of a fold's cost).
 _NO_AUCTION = {"kind": "", "seller": -1, "high": 0, "high_bidder": -1, "active": ()}
 
 
