@@ -205,9 +205,10 @@ def max_bid(state: State, seat: int) -> int:
 # The transitions below take the changes still to make and copy the state once where they can
 # (copies are most of a fold's cost).
 _NO_AUCTION = {"kind": "", "seller": -1, "high": 0, "high_bidder": -1, "active": ()}
+_NO_BLIND_ROUND = {**_NO_AUCTION, "blind_k": 0}
 
 
-def _decision_point(state: State, **changes) -> State:
+def _decision_point(state: State, changes: dict) -> State:
     """Right after the turn-up or a reveal, whose `changes` are not in `state` yet: the
     holder's sale decision comes first."""
     holder = changes.get("holder", state.holder)
@@ -222,7 +223,7 @@ def _after_sale(state: State) -> State:
     idx = _next_revealer(state)
     if idx >= 0 and state.cfg.blind_exchanges:
         return _blind_next(state, 0)
-    return _to_reveal(state, idx, **_NO_AUCTION)
+    return _to_reveal(state, idx, _NO_AUCTION)
 
 
 def _blind_base(state: State) -> int:
@@ -238,10 +239,10 @@ def _blind_next(state: State, k: int) -> State:
         seat = (base + offset) % n
         if piles[seat] and _someone_can_pay(chips, seat):
             return replace(state, phase=BLIND, actor=seat, blind_k=offset, **_NO_AUCTION)
-    return _to_reveal(state, _next_revealer(state), blind_k=0, **_NO_AUCTION)
+    return _to_reveal(state, _next_revealer(state), _NO_BLIND_ROUND)
 
 
-def _to_reveal(state: State, idx: int, **changes) -> State:
+def _to_reveal(state: State, idx: int, changes: dict) -> State:
     """The reveal of the pile at rotation index `idx` (-1: the end of the deal), with
     `changes` to the state."""
     if idx < 0:
@@ -254,28 +255,31 @@ def _open_auction(state: State, kind: str, seller: int) -> State:
     n = state.cfg.n
     chips = state.chips
     active = tuple([s for s in [(seller + k) % n for k in range(1, n)] if chips[s] > 0])
-    return _next_bidder(state, kind, seller, seller, 0, -1, active)
+    return _next_bidder(state, seller, 0, -1, active, {"kind": kind, "seller": seller})
 
 
-def _next_bidder(state: State, kind: str, seller: int, after: int, high: int, high_bidder: int,
-                 active: tuple) -> State:
-    """Drop bidders who cannot raise; the next one after `after`, or the auction's end."""
+def _next_bidder(state: State, after: int, high: int, high_bidder: int, active: tuple,
+                 opening: Optional[dict] = None) -> State:
+    """Drop bidders who cannot raise; the next one after `after`, or the auction's end.
+    `opening` holds the kind and seller of an auction that opens now."""
     if high >= state.cfg.cap:
         active = (high_bidder,) if high_bidder >= 0 else ()
     else:
         chips = state.chips
         active = tuple([s for s in active if s == high_bidder or chips[s] > high])
     n = state.cfg.n
-    for k in range(1, n + 1):
-        seat = (after + k) % n
-        if seat != high_bidder and seat in active:
-            return replace(state, phase=BIDDING, actor=seat, kind=kind, seller=seller, active=active,
-                           high=high, high_bidder=high_bidder)
-    # nobody left but (perhaps) the high bidder
+    seat, steps = -1, n   # the first bidder clockwise after `after` (the high bidder waits)
+    for bidder in active:
+        if bidder != high_bidder and (bidder - after - 1) % n < steps:
+            seat, steps = bidder, (bidder - after - 1) % n
+    if seat >= 0:
+        return replace(state, phase=BIDDING, actor=seat, active=active, high=high,
+                       high_bidder=high_bidder, **(opening or {}))
+    # nobody left but (perhaps) the high bidder (never at the opening: nobody has bid)
     if high_bidder >= 0:
-        return replace(state, phase=CLOSE, actor=seller, kind=kind, seller=seller, active=active,
-                       high=high, high_bidder=high_bidder)
-    return _end_auction(state, kind)
+        return replace(state, phase=CLOSE, actor=state.seller, active=active, high=high,
+                       high_bidder=high_bidder)
+    return _end_auction(state, opening["kind"] if opening else state.kind)
 
 
 def _end_auction(state: State, kind: str) -> State:
@@ -319,7 +323,7 @@ def _ev_turn_up(state: State, e: dict) -> State:
                "cursor": state.cfg.rotation_len - 1}
     if card % 13 == ACE:
         return replace(state, phase=SETTLE, actor=-1, **changes)
-    return _decision_point(state, **changes)
+    return _decision_point(state, changes)
 
 
 def _ev_reveal(state: State, e: dict) -> State:
@@ -341,7 +345,7 @@ def _ev_reveal(state: State, e: dict) -> State:
         changes["best"] = card
         changes["best_idx"] = len(table) - 1
         changes["holder"] = pile
-    return _decision_point(state, **changes)
+    return _decision_point(state, changes)
 
 
 def _ev_keep(state: State, e: dict) -> State:
@@ -362,13 +366,13 @@ def _ev_keep_blind(state: State, e: dict) -> State:
 
 def _ev_bid(state: State, e: dict) -> State:
     seat = e["seat"]
-    return _next_bidder(state, state.kind, state.seller, seat, e["amount"], seat, state.active)
+    return _next_bidder(state, seat, e["amount"], seat, state.active)
 
 
 def _ev_pass(state: State, e: dict) -> State:
     seat = e["seat"]
     active = tuple([s for s in state.active if s != seat])
-    return _next_bidder(state, state.kind, state.seller, seat, state.high, state.high_bidder, active)
+    return _next_bidder(state, seat, state.high, state.high_bidder, active)
 
 
 def _ev_sale(state: State, e: dict) -> State:
