@@ -33,15 +33,20 @@ def _rank(code: str) -> int:
     return RANKS.index(code[0])
 
 
-def _survival(view: dict, holder: int | None) -> float:
-    """Chance that no higher trump is turned from now on if `holder` holds the best trump."""
-    best = view["best_trump"]
-    if best is None:
-        return 0.0
+def _higher_and_unseen(view: dict) -> tuple[int, int]:
+    """(trumps above the best trump that nobody has seen, cards nobody has seen): the turn-up
+    and the revealed cards are public."""
     trump = view["trump"]
     seen = {view["turn_up"]} | {r["card"] for r in view["revealed"]}
-    higher = sum(1 for r in RANKS[_rank(best) + 1:] if r + trump not in seen)
-    unseen = 52 - len(seen)
+    higher = sum(1 for r in RANKS[_rank(view["best_trump"]) + 1:] if r + trump not in seen)
+    return higher, 52 - len(seen)
+
+
+def _survival(view: dict, holder: int | None) -> float:
+    """Chance that no higher trump is turned from now on if `holder` holds the best trump."""
+    if view["best_trump"] is None:
+        return 0.0
+    higher, unseen = _higher_and_unseen(view)
     to_turn = sum(c for s, c in enumerate(view["piles"]) if s != holder)
     to_turn += view["dead_hand"] or 0
     return _none_drawn(unseen, to_turn, higher)
@@ -62,14 +67,10 @@ def _none_drawn(unseen: int, drawn: int, targets: int) -> float:
 def _blind_card_value(view: dict) -> float:
     """A rough value of one unseen face-down card: the chance it is a higher trump, times a
     fair share of the pot (it still has to survive later reveals)."""
-    best = view["best_trump"]
-    if best is None:
+    if view["best_trump"] is None:
         return 0.0
-    trump = view["trump"]
-    seen = {view["turn_up"]} | {r["card"] for r in view["revealed"]}
-    higher = sum(1 for r in RANKS[_rank(best) + 1:] if r + trump not in seen)
-    unseen = max(1, 52 - len(seen))
-    return higher / unseen * view["pot"] * 0.5
+    higher, unseen = _higher_and_unseen(view)
+    return higher / max(1, unseen) * view["pot"] * 0.5
 
 
 def _pick(legal: list[dict], kind: str) -> dict | None:

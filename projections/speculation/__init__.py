@@ -1,0 +1,23 @@
+"""Speculation, the Georgian card game (game id `speculation`): the game interface of
+`projections/game.py`, from the rules (`rules.py`), the view (`view.py`) and the ledger
+(`ledger.py`). Rules as implemented: docs/games/speculation.md.
+"""
+
+from .ledger import transfers
+from .rules import (
+    ACTION_SCHEMAS, ACTIONS, ALL_CARDS, AUTO_PHASES, BIDDING, BLIND, CARD_OF, CLOSE, CODES, DEAD_REVEAL,
+    DECK_SIZE, DEFAULT_ANTES, HIDDEN_INFORMATION, KIND_BLIND, KIND_TRUMP, MAX_PLAYERS, MIN_PLAYERS, NAME,
+    NEW, OVER, PHASE_ACTIONS, PLAYER_PHASES, PREDEAL, RANKS, REVEAL, RULES_VERSION, SALE, SETTLE, SHUFFLE,
+    SUITS, TURNUP, Config, OptionsSchema, State, decide, evolve, is_over, legal_actions, new_state,
+    result, start, to_act,
+)
+from .view import redact, view
+
+__all__ = [
+    "ACTION_SCHEMAS", "ACTIONS", "ALL_CARDS", "AUTO_PHASES", "BIDDING", "BLIND", "CARD_OF", "CLOSE",
+    "CODES", "DEAD_REVEAL", "DECK_SIZE", "DEFAULT_ANTES", "HIDDEN_INFORMATION", "KIND_BLIND",
+    "KIND_TRUMP", "MAX_PLAYERS", "MIN_PLAYERS", "NAME", "NEW", "OVER", "PHASE_ACTIONS", "PLAYER_PHASES",
+    "PREDEAL", "RANKS", "REVEAL", "RULES_VERSION", "SALE", "SETTLE", "SHUFFLE", "SUITS", "TURNUP",
+    "Config", "OptionsSchema", "State", "decide", "evolve", "is_over", "legal_actions", "new_state",
+    "result", "start", "to_act", "transfers", "redact", "view",
+]
