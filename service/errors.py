@@ -3,7 +3,6 @@ The API renders every error as {"error": {"code", "message", "details"}}."""
 
 from __future__ import annotations
 
-from typing import Optional
 
 from .core import errors as core
 
@@ -18,24 +17,19 @@ STATUS_OF = {
 
 
 def status_of(err: core.CoreError) -> int:
+    if isinstance(err, ApiError):
+        return err.status
     for kind in type(err).__mro__:
         if kind in STATUS_OF:
             return STATUS_OF[kind]
     return 400
 
 
-class ApiError(Exception):
-    """An error only the HTTP layer raises (rate limits, malformed requests)."""
+class ApiError(core.CoreError):
+    """An error only the HTTP layer raises (rate limits, malformed requests), with its status."""
 
     status = 400
     code = "bad_request"
-
-    def __init__(self, message: str, details: Optional[dict] = None, code: Optional[str] = None):
-        super().__init__(message)
-        self.message = message
-        self.details = details or {}
-        if code:
-            self.code = code
 
 
 class TooManyRequests(ApiError):
