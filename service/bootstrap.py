@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import fakeredis
+import secrets
+
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
@@ -76,15 +78,30 @@ def job_counter(backend: Backend):
     return lambda: rq_job_counts(queue)
 
 
+SECRETS_KEY = "service:secrets"
+SECRET_NAMES = ("bot_key",)   # bot_key: the bots' randomness (workers/jobs.py bot_rng)
+
+
+def service_secrets(client) -> dict[str, bytes]:
+    """The service's own secrets, generated on first use and kept with the data (in the
+    store's Redis, so they persist in its AOF and follow a backup): HSETNX never replaces one."""
+    for name in SECRET_NAMES:
+        client.hsetnx(SECRETS_KEY, name, secrets.token_hex(32))
+    stored = client.hgetall(SECRETS_KEY)
+    return {name: bytes.fromhex(stored[name.encode()].decode()) for name in SECRET_NAMES}
+
+
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
-    """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client."""
+    """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client.
+    Its secrets are read from Redis when first needed (an API process starts without Redis)."""
     return GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),
                        jobs if jobs is not None else build_jobs(backend),
                        allow_seed=bool(config.get("ALLOW_SEED")),
                        snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0),
                        stream_keepalive=float(config.get("STREAM_KEEPALIVE", 15.0)),
                        stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
-                       ticket_ttl=int(config.get("TICKET_TTL", 60)))
+                       ticket_ttl=int(config.get("TICKET_TTL", 60)),
+                       secrets=lambda: service_secrets(backend.store_client))
 
 
 def build_worker_core() -> GameService:

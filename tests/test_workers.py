@@ -104,3 +104,18 @@ def test_a_scoring_retry_repairs_a_leaderboard_missed_by_a_crash(fake_redis):
     job_functions.score(service, session.game_id)  # RQ's retry of the job
     job_functions.score(service, session.game_id)
     assert sum(row["games"] for row in service.index.leaderboard("big-shot")) == 2
+
+
+def test_bots_draw_from_a_server_held_key_kept_with_the_data():
+    import fakeredis
+
+    from service.bootstrap import service_secrets
+    from workers.jobs import bot_rng
+
+    client = fakeredis.FakeRedis()
+    first = service_secrets(client)["bot_key"]
+    assert len(first) == 32 and service_secrets(client)["bot_key"] == first   # generated once, kept
+    public = bot_rng("g1", 0, 7).random()
+    assert bot_rng("g1", 0, 7, first).random() == bot_rng("g1", 0, 7, first).random()
+    assert bot_rng("g1", 0, 7, first).random() != public                      # not predictable from (game, seat, version)
+    assert bot_rng("g1", 0, 7, service_secrets(fakeredis.FakeRedis())["bot_key"]).random() != bot_rng("g1", 0, 7, first).random()

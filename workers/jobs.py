@@ -8,6 +8,7 @@ or after the game moved on, changes nothing.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import random
 import time
@@ -23,9 +24,12 @@ from .bots import policy
 SLOW_TURN_ENV = "SPECULATION_TEST_SLOW_TURN"   # seconds a bot or timeout turn waits before its append
 
 
-def bot_rng(game_id: str, seat: int, version: int) -> random.Random:
-    """A bot's randomness: from (game, seat, version), never from the game's seed."""
-    digest = hashlib.sha256(f"bot/{game_id}/{seat}/{version}".encode()).digest()
+def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.Random:
+    """A bot's randomness, never from the game's seed: HMAC-SHA256 of (game, seat, version)
+    under the server-held bot key, so nobody can predict a bot's move from public data (with
+    no key, as in the bot study and benchmarks, plain SHA-256: reproducible)."""
+    label = f"bot/{game_id}/{seat}/{version}".encode()
+    digest = hmac.new(key, label, hashlib.sha256).digest() if key else hashlib.sha256(label).digest()
     return random.Random(int.from_bytes(digest, "big"))
 
 
@@ -36,7 +40,7 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
         return "stale"
     view = service.view_of(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level)
-    action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version))
+    action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version, service.bot_key))
     delay = float(os.environ.get(SLOW_TURN_ENV) or 0)
     if delay > 0:   # a test hook: the crash drill kills a worker in the middle of a turn
         time.sleep(delay)

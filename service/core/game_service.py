@@ -7,7 +7,7 @@ queries.py, tokens.py (seat tokens, stream tickets) and streams.py (live streams
 from __future__ import annotations
 
 from functools import partial
-from typing import Optional
+from typing import Callable, Optional
 
 from events.index import GameIndex
 from events.store import EventStore
@@ -23,7 +23,8 @@ from .tokens import TokenAuth
 class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
     def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
                  snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
-                 stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60):
+                 stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60,
+                 secrets: Optional[Callable[[], dict]] = None):
         self.store = store
         self.index = index
         self.jobs = jobs
@@ -36,5 +37,15 @@ class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
         self.stream_keepalive = stream_keepalive
         self.stream_max_seconds = stream_max_seconds
         self.ticket_ttl = ticket_ttl
+        self._load_secrets = secrets
+        self._secrets: Optional[dict] = None
         self._init_loading(snapshot_every, cache_size)
         self._init_tokens()
+
+    @property
+    def bot_key(self) -> bytes:
+        """The server-held key the bots draw their randomness from (b"": none configured,
+        as in a bare core built by hand)."""
+        if self._secrets is None:
+            self._secrets = self._load_secrets() if self._load_secrets else {}
+        return self._secrets.get("bot_key", b"")
