@@ -91,6 +91,13 @@ class _Game:
 class Notifier:
     """What waiting needs from a store: wait for a game's version to pass a number."""
 
+    def known(self, game_id: str) -> int:
+        """A lower bound of the game's version learnt from its notifications (0: nothing
+        known), so the streams one append wakes need not each read the head."""
+        with self._lock:
+            game = self._games.get(game_id)
+            return game.known if game is not None else 0
+
     def wait(self, game_id: str, after_version: int, timeout: float) -> bool:
         raise NotImplementedError
 

@@ -123,7 +123,8 @@ def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: i
 
 def event_stream(store: EventStore, game_id: str, viewer: Optional[int], session: Optional[Session],
                  after: int, kind: str, follow: float, keepalive: float, wait: Wait,
-                 shared: Optional[SharedBatches] = None) -> Iterator[str]:
+                 shared: Optional[SharedBatches] = None,
+                 known: Optional[Callable[[str], int]] = None) -> Iterator[str]:
     """The messages of a stream from `session` (the game folded to version `after`) on, for
     `follow` seconds or until the game is scored: each fresh batch folded and disclosed to
     `viewer` (once for every stream of the game at that point, through `shared`), a
@@ -137,7 +138,12 @@ def event_stream(store: EventStore, game_id: str, viewer: Optional[int], session
             # The batch is keyed by where it starts and where the store's head is now, so
             # every stream woken by one append shares one read, fold and render, and a
             # stream that comes later (the head moved on) never gets a shorter, older one.
-            base, until = session, store.head(game_id)[0]
+            # `known`: what the notifier learnt from the append's publish (a lower bound; a
+            # later append publishes again and wakes this stream), else one head read.
+            base = session
+            until = known(game_id) if known is not None else 0
+            if until <= last:
+                until = store.head(game_id)[0]
             batch = None if until <= last else shared.get(
                 (game_id, last, base.head if base else "", until, viewer, kind),
                 lambda: _new_batch(store, game_id, base, last, until, viewer, kind))
@@ -176,4 +182,5 @@ class Streams:
         session = fold(self.store.read(game_id, 0, after), game_id)
         follow = self.stream_max_seconds if follow is None else min(follow, self.stream_max_seconds)
         return event_stream(self.store, game_id, viewer, session, after, kind, follow,
-                            keepalive_interval(self.stream_keepalive), self.wait, self.shared_batches)
+                            keepalive_interval(self.stream_keepalive), self.wait, self.shared_batches,
+                            getattr(getattr(self.store, "notifier", None), "known", None))
