@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import listing, plural, span
+from .common import game_ended, listing, plural, span
 
 COLOURS = {"red": "#c62828", "blue": "#1565c0", "green": "#2e7d32", "yellow": "#f9a825"}
 
@@ -62,8 +62,7 @@ def describe(t: str, d: dict, who) -> str:
     if t == "loans_repaid":
         return f"{who(seat)} repays {plural(d.get('loans'), 'loan')}: {d.get('amount')}."
     if t == "game_ended":
-        scores = d.get("scores") or []
-        return "The game ends. Scores: " + "; ".join(f"{who(s)} {v}" for s, v in enumerate(scores)) + "."
+        return game_ended(d.get("scores"), who)
     return ""
 
 

@@ -51,3 +51,8 @@ def listing(items) -> str:
     if len(items) == 1:
         return items[0]
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def game_ended(scores, who) -> str:
+    """The end of a game that scores points per seat, in words."""
+    return "The game ends. Scores: " + "; ".join(f"{who(s)} {v}" for s, v in enumerate(scores or [])) + "."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import listing, plural
+from .common import game_ended, listing, plural
 
 COMPANIES = ("red", "yellow", "dark-blue", "light-blue", "green", "orange", "brown", "grey")
 COLOURS = {"red": "#c62828", "yellow": "#f9a825", "dark-blue": "#1a3f8f", "light-blue": "#4fa3e0",
@@ -110,8 +110,7 @@ def describe(t: str, d: dict, who) -> str:
     if t == "tiles_returned":
         return "Every tile goes back into its bag."
     if t == "game_ended":
-        scores = d.get("scores") or []
-        return "The game ends. Scores: " + "; ".join(f"{who(s)} {v}" for s, v in enumerate(scores)) + "."
+        return game_ended(d.get("scores"), who)
     return ""
 
 
