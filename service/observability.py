@@ -47,6 +47,9 @@ APPEND_LATENCY = Histogram("speculation_append_duration_seconds", "Latency of on
                            buckets=_LATENCY_BUCKETS)
 OPEN_STREAMS = Gauge("speculation_open_streams", "Event streams open (SSE and NDJSON)",
                      multiprocess_mode="livesum")
+BROADCAST_STREAMS = Gauge("speculation_broadcast_streams",
+                          "Event streams parked in the broadcaster (one greenlet per game serves them)",
+                          multiprocess_mode="livesum")
 WAITING_CLIENTS = Gauge("speculation_waiting_clients", "Long-polls waiting", multiprocess_mode="livesum")
 JOBS_DONE = Counter("speculation_jobs_total", "Jobs run by the workers", ["kind", "outcome"])
 RECONCILER_REPAIRS = Counter("speculation_reconciler_repairs_total", "Jobs the reconciler enqueued again")

@@ -111,7 +111,51 @@ def caps() -> StreamCaps:
     return caps_
 
 
-def open_wait(token: Optional[str]) -> Callable[[], None]:
-    """Count this request as an open wait (stream or long-poll) of its address and token;
-    returns the release. 429 too_many_streams past a cap."""
-    return caps().acquire(request.remote_addr, token)
+def broadcaster():
+    """This process's broadcaster (service/broadcast.py), made on first use."""
+    from .broadcast import Broadcaster
+
+    found = current_app.extensions.get("broadcaster")
+    if found is None:
+        core = current_app.extensions["games"]
+        known = getattr(getattr(core.store, "notifier", None), "known", None)
+
+        def version_of(game_id: str) -> int:
+            return (known(game_id) if known is not None else 0) or core.store.head(game_id)[0]
+
+        found = current_app.extensions.setdefault(
+            "broadcaster", Broadcaster(core.wait, core.stream_keepalive, version_of))
+    return found
+
+
+def stream_body(environ, game_id: str, viewer, after: int, kind: str, follow):
+    """A stream's WSGI body: parked in the broadcaster under gunicorn's gevent worker, else
+    the core's generator (the same messages)."""
+    from .broadcast import usable
+
+    core = current_app.extensions["games"]
+    if not usable(environ):
+        return core.open_event_stream(game_id, viewer, after, kind, follow)
+    cursor, follow = core.open_stream_cursor(game_id, viewer, after, kind, follow)
+    return broadcaster().serve(cursor, follow, environ)
+
+
+def open_wait(token: Optional[str], stream: bool = True) -> Callable[[], None]:
+    """Count this request as an open wait (a stream, or a long-poll) of its address and token,
+    and in the metrics' gauge; returns the release (idempotent). 429 too_many_streams past a
+    cap."""
+    from .observability import OPEN_STREAMS, WAITING_CLIENTS
+
+    release_cap = caps().acquire(request.remote_addr, token)
+    gauge = OPEN_STREAMS if stream else WAITING_CLIENTS
+    gauge.inc()
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            gauge.dec()
+            release_cap()
+
+    return release

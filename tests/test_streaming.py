@@ -4,6 +4,7 @@ keep-alives, and streams held through the real gunicorn gevent configuration."""
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -222,3 +223,152 @@ def test_gevent_worker_holds_200_streams_and_still_answers(gunicorn, real_redis)
     finally:
         for sock in streams:
             sock.close()
+
+
+# --- the broadcaster (service/broadcast.py): streams parked, written by one greenlet per game --
+def http_call(port, method, path, body=None, token=None):
+    payload = json.dumps(body).encode() if body is not None else b""
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    if method == "POST" and path.endswith("/actions"):
+        auth += f"Idempotency-Key: {os.urandom(8).hex()}\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}"
+                     f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(rest or b"null")
+
+
+def open_stream(port, path, accept, token=None, protocol="HTTP/1.1"):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    sock.sendall(f"GET {path} {protocol}\r\nHost: x\r\nAccept: {accept}\r\n{auth}\r\n".encode())
+    return sock
+
+
+def read_to_end(sock) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    sock.close()
+    return data
+
+
+def dechunk(body: bytes) -> bytes:
+    """An HTTP/1.1 chunked body, checked frame by frame, to its bytes (it must end with 0)."""
+    out = b""
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            assert body == b"\r\n", body[:80]
+            return out
+        assert body[size:size + 2] == b"\r\n", "a chunk's frame"
+        out, body = out + body[:size], body[size + 2:]
+
+
+def stream_events(body: bytes, kind: str) -> list[dict]:
+    if kind == NDJSON:
+        messages = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
+        return [m["event"] for m in messages if "event" in m]
+    events = []
+    for block in body.decode().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":"))
+        if "data" in lines:
+            message = json.loads(lines["data"])
+            assert int(lines["id"]) == message["version"]
+            events.append(message["event"])
+    return events
+
+
+def play_to_the_end(port, gid, tokens, viewers):
+    """Play first legal actions to the end; what each viewer's JSON answer held one action
+    before the end (after the end every hand is shown, in the JSON answer as in a stream)."""
+    before_end = {}
+    for _ in range(2000):
+        status, view = http_call(port, "GET", f"/v1/games/{gid}")
+        if view["status"] != "active":
+            return before_end
+        before_end = {t: http_call(port, "GET", f"/v1/games/{gid}/events", token=t)[1]["events"] for t in viewers}
+        seat = view["to_act"][0]
+        status, mine = http_call(port, "GET", f"/v1/games/{gid}/view", token=tokens[seat])
+        action = dict(mine["legal_actions"][0])
+        for field, value in action.items():
+            if isinstance(value, dict) and "min" in value:
+                action[field] = value["min"]
+        status, answer = http_call(port, "POST", f"/v1/games/{gid}/actions", {"action": action},
+                                   token=tokens[seat])
+        assert status in (200, 201, 409), answer
+    raise AssertionError("the game did not end")
+
+
+def test_parked_streams_get_what_each_viewer_may_see_to_the_end(gunicorn):
+    port = gunicorn
+    status, game = http_call(port, "POST", "/v1/games", {"type": "speculation", "options": {"deals": 1},
+                                                         "seats": [{}, {}, {}]})
+    gid = game["game_id"]
+    tokens = [http_call(port, "POST", f"/v1/games/{gid}/seats/{s}", {"name": f"p{s}"})[1]["token"]
+              for s in range(3)]
+    path = f"/v1/games/{gid}/events?follow=6"   # no worker here scores the game: the streams end at 6 s
+    streams = [(open_stream(port, path, SSE), SSE, None, "HTTP/1.1"),
+               (open_stream(port, path, NDJSON, tokens[1]), NDJSON, tokens[1], "HTTP/1.1"),
+               (open_stream(port, path, SSE, tokens[2], "HTTP/1.0"), SSE, tokens[2], "HTTP/1.0")]
+    time.sleep(0.5)   # parked before the game goes on
+    status, metrics = 0, ""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        metrics = read_to_end(sock).decode()
+    assert re.search(r"^speculation_broadcast_streams(\{[^}]*\})? 3\.0$", metrics, re.M), \
+        [line for line in metrics.splitlines() if "broadcast" in line]
+    before_end = play_to_the_end(port, gid, tokens, [None, tokens[1], tokens[2]])
+    for sock, kind, token, protocol in streams:
+        head, _, body = read_to_end(sock).partition(b"\r\n\r\n")
+        assert b" 200 " in head.split(b"\r\n")[0]
+        if protocol == "HTTP/1.1":
+            assert b"transfer-encoding: chunked" in head.lower()
+            body = dechunk(body)
+        got = stream_events(body, kind)
+        status, expected = http_call(port, "GET", f"/v1/games/{gid}/events", token=token)
+        seen = before_end[token]
+        assert got[:len(seen)] == seen, (kind, token, protocol)   # exactly what that viewer may see
+        assert [(e["version"], e["hash"]) for e in got] == [(e["version"], e["hash"]) for e in expected["events"]]
+        assert len(got) > len(seen) and got[-1] == expected["events"][-1]   # the end too
+
+
+class _TrickleSocket:
+    """A socket that takes at most `room` bytes per non-blocking send, all of a blocking one."""
+
+    def __init__(self, room):
+        self.room, self.sent = room, b""
+
+    def send(self, data, flags=0, timeout=None):
+        taken = bytes(data[:self.room])
+        self.sent += taken
+        return len(taken)
+
+    def sendall(self, data):
+        self.sent += bytes(data)
+
+
+class _Flag:
+    def __init__(self):
+        self.set_count = 0
+
+    def set(self):
+        self.set_count += 1
+
+
+def test_a_parked_stream_that_cannot_take_a_write_keeps_the_rest_in_order():
+    from service.broadcast import MAX_PENDING, Broadcaster, Parked
+
+    sock = _TrickleSocket(room=5)
+    parked = Parked(cursor=None, sock=sock, frame=lambda data: b"[" + data + b"]", period=15.0, wake=_Flag())
+    parked.send(b"first")            # 5 bytes taken, the rest queued for the stream's greenlet
+    parked.send(b"second")           # queued behind, never sent before the rest of the first
+    assert sock.sent == b"[firs" and bytes(parked.pending) == b"t][second]" and parked.wake.set_count >= 1
+    Broadcaster._drain(parked)
+    assert sock.sent == b"[first][second]" and not parked.pending
+    parked.send(b"x" * (MAX_PENDING + 10))   # a client too far behind is ended, not buffered
+    assert parked.failed and not parked.pending

@@ -1,7 +1,10 @@
 """Live event streams (SSE or NDJSON) and the wait for a game's next version.
 
-`event_stream` is a plain generator of the messages a client receives: the events after a
-version, as the viewer may see them, then new ones as they come, with keep-alives. It waits
+`StreamCursor` is where one stream stands (the last version sent, the game folded to it) and
+gives each next batch of messages; `event_stream` is a plain generator over a cursor: the
+events after a version, as the viewer may see them, then new ones as they come, with
+keep-alives. (Under gunicorn's gevent worker the HTTP layer serves streams from one
+broadcaster per game instead: service/broadcast.py.) It waits
 through a `wait(game_id, after_version, timeout) -> bool` callable: the store's notifier
 (events/notify.py: one subscription per process, woken by the append's publish, never
 polled), or `poll_for_version` for a store without one.
@@ -9,8 +12,8 @@ polled), or `poll_for_version` for a store without one.
 - Keep-alives: each stream beats every `keepalive` x a factor drawn once per stream in
   [0.8, 1.2], so thousands of streams opened together do not beat in step.
 - A fan-out (many streams of one game woken by one append) reads, folds and renders the new
-  batch once per (game, from version, to version, viewer, format): `SharedBatches`; a woken
-  stream reads the store's head once to know where the batch ends.
+  batch once per (game, from version, to version, viewer, format): `SharedBatches`; where the
+  batch ends comes from the notifier (what the append published), else one head read.
 """
 
 from __future__ import annotations
@@ -121,42 +124,72 @@ def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: i
     return "".join(_message(kind, event, to_act, status) for event in shown), after_batch
 
 
-def event_stream(store: EventStore, game_id: str, viewer: Optional[int], session: Optional[Session],
-                 after: int, kind: str, follow: float, keepalive: float, wait: Wait,
-                 shared: Optional[SharedBatches] = None,
-                 known: Optional[Callable[[str], int]] = None) -> Iterator[str]:
-    """The messages of a stream from `session` (the game folded to version `after`) on, for
-    `follow` seconds or until the game is scored: each fresh batch folded and disclosed to
-    `viewer` (once for every stream of the game at that point, through `shared`), a
-    keep-alive whenever `keepalive` seconds pass with nothing new."""
-    shared = shared or SharedBatches(1)
+class StreamCursor:
+    """Where one stream stands: the last version it sent and the game folded to it.
+
+    `advance` gives the messages of the next batch: the events after `last` up to `until` (what
+    the notifier learnt from the append's publish, a lower bound: a later append publishes
+    again; else one head read), read, folded and disclosed once for every stream of the game
+    at the same point (`shared`, keyed by where the batch starts and ends, so a stream that
+    comes later never gets a shorter, older batch). Both ways of serving a stream use it: the
+    generator below, and the HTTP layer's broadcaster (service/broadcast.py)."""
+
+    __slots__ = ("store", "game_id", "viewer", "session", "last", "kind", "shared", "known")
+
+    def __init__(self, store: EventStore, game_id: str, viewer: Optional[int], session: Optional[Session],
+                 after: int, kind: str, shared: Optional[SharedBatches] = None,
+                 known: Optional[Callable[[str], int]] = None):
+        self.store, self.game_id, self.viewer, self.kind = store, game_id, viewer, kind
+        self.session, self.last = session, after
+        self.shared = shared or SharedBatches(1)
+        self.known = known
+
+    @property
+    def finished(self) -> bool:
+        """The game is scored: nothing more will come."""
+        return self.session is not None and self.session.status == SCORED
+
+    def batch_key(self, until: int) -> tuple:
+        base = self.session
+        return (self.game_id, self.last, base.head if base else "", until, self.viewer, self.kind)
+
+    def until(self) -> int:
+        until = self.known(self.game_id) if self.known is not None else 0
+        return until if until > self.last else self.store.head(self.game_id)[0]
+
+    def advance(self, until: Optional[int] = None) -> str:
+        """The messages after `last` up to `until` (default: as far as is known), and move on."""
+        until = self.until() if until is None else until
+        if until <= self.last:
+            return ""
+        base, last, store, game_id, viewer, kind = self.session, self.last, self.store, self.game_id, self.viewer, self.kind
+        batch = self.shared.get(self.batch_key(until),
+                                lambda: _new_batch(store, game_id, base, last, until, viewer, kind))
+        if batch is None:
+            return ""
+        text, self.session = batch
+        self.last = self.session.version
+        return text
+
+    def keepalive(self) -> str:
+        return _keepalive(self.kind)
+
+
+def event_stream(cursor: StreamCursor, follow: float, keepalive: float, wait: Wait) -> Iterator[str]:
+    """The messages of a stream from `cursor` on, for `follow` seconds or until the game is
+    scored, with a keep-alive whenever `keepalive` seconds pass with nothing new."""
     deadline = time.monotonic() + follow
-    last = after
     woken = True
     while True:
         if woken:
-            # The batch is keyed by where it starts and where the store's head is now, so
-            # every stream woken by one append shares one read, fold and render, and a
-            # stream that comes later (the head moved on) never gets a shorter, older one.
-            # `known`: what the notifier learnt from the append's publish (a lower bound; a
-            # later append publishes again and wakes this stream), else one head read.
-            base = session
-            until = known(game_id) if known is not None else 0
-            if until <= last:
-                until = store.head(game_id)[0]
-            batch = None if until <= last else shared.get(
-                (game_id, last, base.head if base else "", until, viewer, kind),
-                lambda: _new_batch(store, game_id, base, last, until, viewer, kind))
-            if batch is not None:
-                text, session = batch
-                last = session.version
-                if text:
-                    yield text
-        if (session is not None and session.status == SCORED) or time.monotonic() >= deadline:
+            text = cursor.advance()
+            if text:
+                yield text
+        if cursor.finished or time.monotonic() >= deadline:
             return
-        woken = wait(game_id, last, min(keepalive, max(0.0, deadline - time.monotonic())))
+        woken = wait(cursor.game_id, cursor.last, min(keepalive, max(0.0, deadline - time.monotonic())))
         if not woken:
-            yield _keepalive(kind)
+            yield cursor.keepalive()
 
 
 class Streams:
@@ -172,15 +205,22 @@ class Streams:
         """Long-poll: True once the game's version passes `after_version`, False after `wait`."""
         return self.wait(game_id, after_version, wait)
 
-    def open_event_stream(self, game_id: str, viewer: Optional[int], after: int, kind: str,
-                          follow: Optional[float] = None) -> Iterator[str]:
+    def open_stream_cursor(self, game_id: str, viewer: Optional[int], after: int, kind: str,
+                           follow: Optional[float] = None) -> tuple[StreamCursor, float]:
         """Check the request now (an unknown game or a version past the head fails before any
-        message), then return the stream's generator. `follow` is cut to the longest stream."""
+        message); the stream's cursor at `after` and how long it may last (`follow` cut to
+        the longest stream)."""
         current = self.load(game_id)  # type: ignore[attr-defined]
         if after > current.version:
             raise Invalid(f"after: the game is at version {current.version}", {"field": "after"})
         session = fold(self.store.read(game_id, 0, after), game_id)
         follow = self.stream_max_seconds if follow is None else min(follow, self.stream_max_seconds)
-        return event_stream(self.store, game_id, viewer, session, after, kind, follow,
-                            keepalive_interval(self.stream_keepalive), self.wait, self.shared_batches,
-                            getattr(getattr(self.store, "notifier", None), "known", None))
+        cursor = StreamCursor(self.store, game_id, viewer, session, after, kind, self.shared_batches,
+                              getattr(getattr(self.store, "notifier", None), "known", None))
+        return cursor, follow
+
+    def open_event_stream(self, game_id: str, viewer: Optional[int], after: int, kind: str,
+                          follow: Optional[float] = None) -> Iterator[str]:
+        """The stream's messages as a generator (checked now, as `open_stream_cursor`)."""
+        cursor, follow = self.open_stream_cursor(game_id, viewer, after, kind, follow)
+        return event_stream(cursor, follow, keepalive_interval(self.stream_keepalive), self.wait)

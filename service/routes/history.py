@@ -9,7 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..core.streams import NDJSON, SSE
-from ..streaming import open_wait, stream_kind
+from ..streaming import open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
 from .context import bearer, games, viewer
@@ -48,7 +48,7 @@ class Events(MethodView):
                 after = int(resume)
             release = open_wait(query.get("ticket") or bearer())   # 429 too_many_streams past the caps
             try:
-                messages = games().open_event_stream(game_id, seat, after, kind, query.get("follow"))
+                messages = stream_body(request.environ, game_id, seat, after, kind, query.get("follow"))
             except BaseException:
                 release()
                 raise

@@ -32,7 +32,7 @@ class View(MethodView):
         seat = seat_of(game_id)
         service = games()
         if query.get("wait") and query.get("after_version") is not None:
-            release = open_wait(bearer())   # 429 too_many_streams past the caps
+            release = open_wait(bearer(), stream=False)   # 429 too_many_streams past the caps
             try:
                 service.wait_for(game_id, query["after_version"], query["wait"])
             finally:
