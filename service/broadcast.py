@@ -46,9 +46,10 @@ MAX_NAP = 30.0            # a game's greenlet looks at its streams at least this
 
 
 def usable(environ) -> bool:
-    """Whether this request can be broadcast to: gunicorn's gevent worker, a plain socket."""
+    """Whether this request can be broadcast to: a GET through gunicorn's gevent worker on a
+    plain socket (TLS, HEAD and every other server take the generator)."""
     sock = environ.get("gunicorn.socket")
-    if sock is None or environ.get("wsgi.url_scheme") != "http":
+    if sock is None or environ.get("wsgi.url_scheme") != "http" or environ.get("REQUEST_METHOD") != "GET":
         return False
     try:
         from gevent import monkey
