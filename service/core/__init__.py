@@ -3,7 +3,7 @@ errors. It imports neither Flask, werkzeug nor RQ; the HTTP layer (service/app.p
 service/routes/) and the workers (workers/) call it, and the bootstrap builds it.
 
     game_service.py  GameService, the one object (built from the modules below)
-    loading.py       the session cache, pickled snapshots, the fold of the stream's tail
+    loading.py       the session cache, JSON snapshots, the fold of the stream's tail
     commands.py      create, claim, act, score, the turn-timeout decision, follow-up jobs
     queries.py       view, events, replay, ledger, verify, export, lobby, leaderboards
     tokens.py        seat tokens and stream tickets

@@ -1,9 +1,10 @@
-"""Loading a game's session: the process cache, pickled snapshots, and the fold of the
-stream's tail on top of either (the cost does not grow with the game's length)."""
+"""Loading a game's session: the process cache, snapshots (JSON data, projections/snapshot.py:
+never unpickled), and the fold of the stream's tail on top of either (the cost does not grow
+with the game's length)."""
 
 from __future__ import annotations
 
-import pickle
+import logging
 import threading
 from collections import OrderedDict
 from typing import Optional
@@ -11,9 +12,12 @@ from typing import Optional
 from events.envelope import chain_hash, decode_body
 from events.store import EventStore
 from events.upcast import UPCASTERS
+from projections import snapshot as snapshots
 from projections.session import Session, fold
 
 from .errors import NotFound
+
+log = logging.getLogger(__name__)
 
 
 class SessionLoading:
@@ -74,9 +78,9 @@ class SessionLoading:
         if not stored or stored[0][1] != head:
             return None  # a snapshot is a cache: one that disagrees with the log is ignored
         try:
-            session = pickle.loads(blob)
-        except Exception:
-            return None
+            session = snapshots.loads(blob)
+        except snapshots.SnapshotError:
+            return None   # an older format (a pickle, say) or foreign bytes: fold from the log
         if not isinstance(session, Session) or session.version != version or session.head != head:
             return None
         self._snapshot_at[game_id] = version
@@ -99,7 +103,12 @@ class SessionLoading:
             snap = self.store.load_snapshot(session.game_id)
             last = snap[0] if snap else 0
         if session.version - last >= self.snapshot_every:
-            self.store.save_snapshot(session.game_id, session.version, session.head, pickle.dumps(session))
+            try:
+                blob = snapshots.dumps(session)
+            except (snapshots.SnapshotError, ValueError) as err:   # a cache: the log stays the truth
+                log.warning("snapshot of %s at %d skipped: %s", session.game_id, session.version, err)
+            else:
+                self.store.save_snapshot(session.game_id, session.version, session.head, blob)
             last = session.version
         self._snapshot_at[session.game_id] = last
 
