@@ -1,4 +1,5 @@
-"""Cross-game indexes: the lobby, the token directory, stream tickets and the leaderboards.
+"""Cross-game indexes: the lobby, the token directory, stream tickets, the leaderboards, and
+what the reconciler reads (games touched, games waiting on a job, its watermark).
 
 These are projections kept beside the streams (on Redis each key on its own, so they work on
 Redis Cluster); they can be rebuilt from the streams, and are never part of the audit.
@@ -15,6 +16,9 @@ from typing import Optional
 from redis.exceptions import WatchError
 
 LOBBY_ALL = "lobby:all"
+TOUCHED = "games:touched"          # sorted set: game -> when a command last began to write it
+WAITING = "games:waiting-jobs"     # sorted set: game -> since when it waits on a worker's job
+WATERMARK = "reconciler:watermark"  # how far (a time) the reconciler has looked at TOUCHED
 STATUSES = ("open", "active", "ended", "scored")
 
 
@@ -77,6 +81,37 @@ class GameIndex:
 
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
         return [i.decode() for i in self.redis.zrange(_lobby_key(None, status), 0, limit - 1)]
+
+    # --- what the reconciler reads (workers/reconciler.py) ----------------------------
+    def touch(self, game_id: str, at: Optional[float] = None) -> None:
+        """Mark the game as being written now (before its append: an intent, so that what
+        follows the append, if lost, is found again)."""
+        self.redis.zadd(TOUCHED, {game_id: time.time() if at is None else at})
+
+    def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
+        """Games last touched in [since, until], oldest first, at most `limit`."""
+        rows = self.redis.zrangebyscore(TOUCHED, since, until, start=0, num=limit, withscores=True)
+        return [(g.decode(), score) for g, score in rows]
+
+    def forget_touched(self, before: float) -> None:
+        self.redis.zremrangebyscore(TOUCHED, "-inf", f"({before}")
+
+    def watermark(self) -> float:
+        value = self.redis.get(WATERMARK)
+        return float(value) if value is not None else 0.0
+
+    def set_watermark(self, at: float) -> None:
+        self.redis.set(WATERMARK, repr(at))
+
+    def mark_waiting(self, game_id: str, since: float) -> None:
+        self.redis.zadd(WAITING, {game_id: since}, nx=True)
+
+    def clear_waiting(self, game_id: str) -> None:
+        self.redis.zrem(WAITING, game_id)
+
+    def waiting_on_jobs(self, limit: int = 100_000) -> list[tuple[str, float]]:
+        """Games that wait on a worker's job (a bot's turn, scoring, a turn timeout), oldest first."""
+        return [(g.decode(), score) for g, score in self.redis.zrange(WAITING, 0, limit - 1, withscores=True)]
 
     # --- tokens ----------------------------------------------------------------------
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
@@ -145,6 +180,9 @@ class MemoryGameIndex:
         self._tickets: dict[str, tuple[str, float]] = {}             # hash -> (value, expiry)
         self._counted: dict[str, set[str]] = defaultdict(set)       # game type -> scored games counted
         self._boards: dict[str, dict[str, list]] = defaultdict(dict)  # type -> {player: [games, wins, rank_sum]}
+        self._touched: dict[str, float] = {}
+        self._waiting: dict[str, float] = {}
+        self._watermark = 0.0
 
     def record(self, game_id: str, game_type: str, status: str, created_at: int) -> None:
         with self._lock:
@@ -168,6 +206,40 @@ class MemoryGameIndex:
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
         with self._lock:
             return _redis_range(self._ordered(_lobby_key(None, status)), 0, limit - 1)
+
+    def touch(self, game_id: str, at: Optional[float] = None) -> None:
+        with self._lock:
+            self._touched[game_id] = time.time() if at is None else at
+
+    def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
+        with self._lock:
+            rows = sorted(((at, g) for g, at in self._touched.items() if since <= at <= until))
+        return [(g, at) for at, g in rows[:limit]]
+
+    def forget_touched(self, before: float) -> None:
+        with self._lock:
+            self._touched = {g: at for g, at in self._touched.items() if at >= before}
+
+    def watermark(self) -> float:
+        with self._lock:
+            return self._watermark
+
+    def set_watermark(self, at: float) -> None:
+        with self._lock:
+            self._watermark = at
+
+    def mark_waiting(self, game_id: str, since: float) -> None:
+        with self._lock:
+            self._waiting.setdefault(game_id, since)
+
+    def clear_waiting(self, game_id: str) -> None:
+        with self._lock:
+            self._waiting.pop(game_id, None)
+
+    def waiting_on_jobs(self, limit: int = 100_000) -> list[tuple[str, float]]:
+        with self._lock:
+            rows = sorted((since, g) for g, since in self._waiting.items())
+        return [(g, since) for since, g in rows[:limit]]
 
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
         with self._lock:

@@ -3,7 +3,7 @@
 Keys of a game share the hash tag {g:ID} so a game lives in one Redis Cluster slot:
   game:{g:ID}:events   the stream; entry id "<version>-0", fields e (body) and h (hash)
   game:{g:ID}:meta     hash: version, head, and side facts written atomically with a batch
-                       (status, token hashes, the secret seed, ...)
+                       (status and what the game waits on, token hashes, the secret seed, ...)
   game:{g:ID}:idem     hash: idempotency key -> body digest + receipt
   game:{g:ID}:snap     hash: a cached state labelled with version and head hash
 
@@ -83,13 +83,16 @@ class EventStore(ABC):
         Checks, before any write and in this order: the idempotency key (same digest: the
         original receipt, marked duplicate; other digest: IdempotencyConflict), the expected
         version (VersionConflict), the chain head (VersionConflict, reason "head").
-        `meta` fields are written with the batch; `nonce(version)` salts each body.
+        `meta` fields are written with the batch (a callable: given the sealed batch, it
+        returns them); `nonce(version)` salts each body.
         """
         if not events:
             raise ValueError("an append needs at least one event")
         sealed = seal(events, base_version, base_head, at if at is not None else _now_ms(), nonce)
         receipt = Receipt(base_version + len(sealed), sealed[-1][1], base_version + 1,
                           sealed=tuple(sealed))
+        if callable(meta):   # fields that depend on the sealed batch (what the game is after it)
+            meta = meta(sealed)
         return self._append(game_id, sealed, receipt, base_version, base_head, expected_version,
                             idempotency_key or "", body_digest, meta or {})
 
@@ -122,6 +125,10 @@ class EventStore(ABC):
     @abstractmethod
     def set_meta(self, game_id: str, mapping: dict[str, str]) -> None:
         """Side facts that need no atomicity with a batch (caches, job bookkeeping)."""
+
+    @abstractmethod
+    def get_meta_prefixed(self, game_id: str, prefix: str) -> dict[str, str]:
+        """Every meta field whose name starts with `prefix` (the token hashes: `token:`)."""
 
     @abstractmethod
     def save_snapshot(self, game_id: str, version: int, head: str, blob: bytes) -> None: ...
@@ -373,6 +380,9 @@ class RedisEventStore(EventStore):
     def set_meta(self, game_id, mapping):
         self.redis.hset(keys(game_id)["meta"], mapping=mapping)
 
+    def get_meta_prefixed(self, game_id, prefix):
+        return {k.decode(): v.decode() for k, v in self.redis.hscan_iter(keys(game_id)["meta"], match=f"{prefix}*")}
+
     def save_snapshot(self, game_id, version, head, blob):
         self.redis.hset(keys(game_id)["snap"], mapping={"version": version, "head": head, "blob": blob})
 
@@ -449,6 +459,10 @@ class MemoryEventStore(EventStore):
     def set_meta(self, game_id, mapping):
         with self._lock:
             self._meta.setdefault(game_id, {}).update({k: str(v) for k, v in mapping.items()})
+
+    def get_meta_prefixed(self, game_id, prefix):
+        with self._lock:
+            return {k: v for k, v in self._meta.get(game_id, {}).items() if k.startswith(prefix)}
 
     def save_snapshot(self, game_id, version, head, blob):
         with self._lock:

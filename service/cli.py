@@ -11,8 +11,6 @@ import argparse
 import json
 import os
 import sys
-import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -68,6 +66,7 @@ def cmd_worker(args) -> None:
     from service.bootstrap import build_worker_core
     from workers import jobs, tasks
     from workers.queue import QUEUE_NAME, RQJobs
+    from workers.supervisor import Supervisor
 
     from service.config import from_env
     from service.observability import configure_logging
@@ -77,20 +76,16 @@ def cmd_worker(args) -> None:
     tasks.bind(service)
     connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
 
-    def reconcile_forever():
-        while True:
-            try:
-                jobs.reconcile(service, abandoned_after=args.abandoned_after)
-            except Exception as err:  # keep reconciling whatever one pass hit
-                print(f"reconcile: {err}", file=sys.stderr)
-            time.sleep(args.reconcile_every)
+    def new_worker():
+        # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can
+        # tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
+        return Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection,
+                      job_monitoring_interval=args.job_monitoring_interval)
 
-    threading.Thread(target=reconcile_forever, daemon=True).start()
-    # A short monitoring interval keeps a running job's heartbeat fresh, so the reconciler
-    # can tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
-    worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection,
-                    job_monitoring_interval=args.job_monitoring_interval)
-    worker.work(with_scheduler=True)
+    Supervisor(new_worker, connection.ping,
+               reconcile=lambda: jobs.reconcile(service), reconcile_every=args.reconcile_every,
+               recover=lambda: jobs.recover_abandoned(service, args.abandoned_after),
+               recover_every=min(1.0, args.abandoned_after / 3)).run()
 
 
 def cmd_games(args) -> None:
@@ -182,11 +177,13 @@ def main(argv=None) -> None:
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run an RQ worker for REDIS_URL / RQ_REDIS_URL")
-    worker.add_argument("--reconcile-every", type=float, default=10.0)
-    worker.add_argument("--job-monitoring-interval", type=int, default=5,
-                        help="seconds between heartbeats of a running job")
-    worker.add_argument("--abandoned-after", type=float, default=30.0,
-                        help="a started job with no heartbeat for this long lost its worker: run it again")
+    worker.add_argument("--reconcile-every", type=float, default=10.0,
+                        help="seconds between reconciler passes (default 10)")
+    worker.add_argument("--job-monitoring-interval", type=int, default=1,
+                        help="seconds between heartbeats of a running job (default 1)")
+    worker.add_argument("--abandoned-after", type=float, default=3.0,
+                        help="a started job with no heartbeat for this long lost its worker: run it "
+                             "again (default 3)")
     worker.set_defaults(func=cmd_worker)
 
     for name, func, help_text in (("games", cmd_games, "list games"),

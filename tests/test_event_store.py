@@ -27,6 +27,20 @@ def append(store, game, events, **kw):
 
 
 class TestStoreContract:
+    def test_meta_from_the_sealed_batch_and_fields_by_prefix(self, store):
+        seen = []
+
+        def projection(sealed):
+            seen.append([h for _, h in sealed])
+            return {"status": f"after-{len(sealed)}", "token:aa": "0", "token:bb": "2"}
+
+        receipt = append(store, "g1", [ev(1), ev(2)], meta=projection)
+        assert seen == [[h for _, h in receipt.sealed]]              # called once, with the batch
+        assert store.get_meta("g1", "status") == {"status": "after-2"}
+        assert store.get_meta_prefixed("g1", "token:") == {"token:aa": "0", "token:bb": "2"}
+        assert store.get_meta_prefixed("g1", "nothing:") == {}
+        assert store.get_meta_prefixed("g2", "token:") == {}
+
     def test_empty_game_has_genesis_head(self, store):
         assert store.head("g1") == (0, GENESIS)
         assert store.read("g1") == []

@@ -80,3 +80,28 @@ class TestGameIndexContract:
         for t in threads:
             t.join()
         assert index.leaderboard("speculate")[0]["games"] == 10
+
+    def test_touched_games_by_time_window_oldest_first_and_trimmed(self, index):
+        index.touch("b", at=20.0)
+        index.touch("a", at=10.0)
+        index.touch("c", at=30.0)
+        index.touch("a", at=25.0)                       # touched again: moves on
+        assert index.touched(0.0, 100.0, 10) == [("b", 20.0), ("a", 25.0), ("c", 30.0)]
+        assert index.touched(21.0, 30.0, 10) == [("a", 25.0), ("c", 30.0)]
+        assert index.touched(0.0, 100.0, 2) == [("b", 20.0), ("a", 25.0)]
+        index.forget_touched(25.0)                      # strictly older ones go
+        assert index.touched(0.0, 100.0, 10) == [("a", 25.0), ("c", 30.0)]
+
+    def test_the_watermark_starts_at_zero_and_keeps_what_is_set(self, index):
+        assert index.watermark() == 0.0
+        index.set_watermark(1796000000.123456)
+        assert index.watermark() == 1796000000.123456
+
+    def test_games_waiting_on_jobs_keep_when_they_began_to_wait(self, index):
+        index.mark_waiting("g2", 50.0)
+        index.mark_waiting("g1", 40.0)
+        index.mark_waiting("g2", 60.0)                  # still the first time
+        assert index.waiting_on_jobs() == [("g1", 40.0), ("g2", 50.0)]
+        index.clear_waiting("g1")
+        index.clear_waiting("nope")
+        assert index.waiting_on_jobs() == [("g2", 50.0)]

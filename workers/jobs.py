@@ -7,6 +7,8 @@ or after the game moved on, changes nothing.
 
 from __future__ import annotations
 
+import logging
+
 import hashlib
 import hmac
 import os
@@ -22,6 +24,8 @@ from .bots import policy
 
 
 SLOW_TURN_ENV = "SPECULATION_TEST_SLOW_TURN"   # seconds a bot or timeout turn waits before its append
+
+log = logging.getLogger(__name__)
 
 
 def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.Random:
@@ -77,16 +81,30 @@ def score(service, game_id: str) -> str:
 
 
 def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
-    """Re-enqueue what waiting games need (a crash between append and enqueue, or a worker
-    killed in the middle of a job). With `abandoned_after`, jobs whose worker stopped
-    beating that long ago are failed first, so this same pass enqueues their work again."""
-    if abandoned_after and hasattr(service.jobs, "recover_abandoned"):
-        RECONCILER_REPAIRS.inc(len(service.jobs.recover_abandoned(abandoned_after) or ()))
-    count = 0
-    for status in ("active", "ended"):
-        for game_id in service.games_waiting(status, limit):
-            session = service.load(game_id)
-            if session.status in ("active", "ended"):
-                service.pending_jobs(session)
-                count += 1
-    return count
+    """One reconciler pass (workers/reconciler.py): every game touched since the last pass and
+    every game waiting on a job gets its projections and jobs re-derived. With
+    `abandoned_after`, jobs whose worker stopped beating that long ago are recovered first.
+    Returns the number of games looked at."""
+    from .reconciler import reconcile_pass
+
+    if abandoned_after:
+        recover_abandoned(service, abandoned_after)
+    done = reconcile_pass(service, batch=max(limit, 1))
+    return done.touched + done.waiting
+
+
+def recover_abandoned(service, abandoned_after: float) -> list[str]:
+    """Fail the jobs whose worker died under them (no heartbeat for `abandoned_after` s) and
+    enqueue their games' work again at once (the job id names the game)."""
+    if not hasattr(service.jobs, "recover_abandoned"):
+        return []
+    recovered = service.jobs.recover_abandoned(abandoned_after) or []
+    RECONCILER_REPAIRS.inc(len(recovered))
+    for job_id in recovered:
+        game_id = job_id.split("_")[1] if "_" in job_id else None
+        if game_id:
+            try:
+                service.repair(game_id)
+            except Exception as err:   # the next reconciler pass tries again
+                log.warning("re-enqueueing the work of %s failed: %s", job_id, err)
+    return recovered

@@ -38,6 +38,24 @@ CREATED_SCHEMA = 2
 MAX_HEAD_RETRIES = 20
 
 
+def waits_on(session: Session) -> str:
+    """What the game waits on from the workers, as written in its meta with each batch:
+    "score" (ended, not yet scored), "bot:S" and "timeout:S" per seat to act (a bot's turn, a
+    human seat's clock), joined by commas; "" when it waits on people only, or on nothing."""
+    if session.status == ENDED:
+        return "score"
+    if session.status != ACTIVE:
+        return ""
+    timeout = session.platform.get("turn_timeout")
+    waits = []
+    for seat in session.to_act():
+        if session.seats[seat].kind == "bot":
+            waits.append(f"bot:{seat}")
+        elif timeout:
+            waits.append(f"timeout:{seat}")
+    return ",".join(waits)
+
+
 def _new_events(events: list[dict], cmd: Optional[dict] = None) -> list[NewEvent]:
     out = []
     for i, event in enumerate(events):
@@ -58,25 +76,39 @@ class Commands:
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
                 idem_key="", digest="", meta=None) -> tuple[Receipt, Session, list[StoredEvent]]:
         """Append a batch built on `session`; returns the receipt, the session after it and
-        the batch's events as stored (decoded once, here)."""
+        the batch's events as stored (decoded once, here).
+
+        The game's status and what it waits on (`waits_on`) are written with the batch, in
+        its meta; and before the append the game is marked touched in the index, so the
+        reconciler looks at it whatever happens to the writes that follow the append (the
+        lobby, the token directory, the jobs): they are projections it re-derives."""
         seed = self._seed(session.game_id)
+        folded: dict = {}
+
+        def with_projection(sealed) -> dict:
+            stored, prev = [], session.head
+            for body, hash_ in sealed:
+                stored.append(decode_body(body, prev, hash_))
+                prev = hash_
+            after = fold(stored, session.game_id, session)
+            folded["stored"], folded["after"] = stored, after
+            return {**(meta or {}), "status": after.status, "waits": waits_on(after)}
+
+        self.index.touch(session.game_id)
         started = time.perf_counter()
         receipt = self.store.append(session.game_id, events, base_version=session.version,
                                     base_head=session.head, expected_version=expected_version,
-                                    idempotency_key=idem_key, body_digest=digest, meta=meta,
+                                    idempotency_key=idem_key, body_digest=digest, meta=with_projection,
                                     nonce=partial(event_nonce, seed))
         APPEND_LATENCY.observe(time.perf_counter() - started)
-        if receipt.sealed and events and events[0].cmd is not None:
+        if not receipt.sealed:   # an idempotent retry: nothing new was written
+            return receipt, session, []
+        if events and events[0].cmd is not None:
             ACTIONS_APPENDED.labels(str(events[0].cmd.get("by", "player")).split(":")[0]).inc()
-        stored, prev = [], session.head
-        for body, hash_ in receipt.sealed:
-            stored.append(decode_body(body, prev, hash_))
-            prev = hash_
-        after = fold(stored, session.game_id, session)
-        if receipt.sealed:
-            self._remember(after)
-            if after.status != session.status:
-                self.index.record(after.game_id, after.game_type, after.status, after.created_at)
+        after, stored = folded["after"], folded["stored"]
+        self._remember(after)
+        if after.status != session.status:
+            self.index.record(after.game_id, after.game_type, after.status, after.created_at)
         return receipt, after, stored
 
     # --- creating and joining ---------------------------------------------------------
@@ -273,6 +305,27 @@ class Commands:
     def pending_jobs(self, session: Session) -> None:
         """Re-enqueue what a game waits on (the reconciler's repair; jobs are idempotent)."""
         self._enqueue_follow_ups(session)
+
+    @staticmethod
+    def waits(session: Session) -> str:
+        """What the game waits on from the workers ("" for nothing): `waits_on`."""
+        return waits_on(session)
+
+    def repair(self, game_id: str) -> Optional[Session]:
+        """Re-derive every projection of one game from its own keys (the reconciler's pass):
+        the lobby entry, the token directory, the leaderboard once scored, and the jobs it
+        waits on. Idempotent. None for a game that has no events (a create that failed)."""
+        try:
+            session = self.load(game_id)
+        except NotFound:
+            return None
+        self.index.record(game_id, session.game_type, session.status, session.created_at)
+        for field, seat in self.store.get_meta_prefixed(game_id, "token:").items():
+            self.index.record_token(field[len("token:"):], game_id, int(seat))
+        if session.status == SCORED:
+            self._record_leaderboard(session)
+        self._enqueue_follow_ups(session)
+        return session
 
     def timed_out_turn(self, game_id: str, seat: int, version: int) -> Optional[int]:
         """The version at which a seat whose clock started at `version` is played for, or
