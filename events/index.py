@@ -15,6 +15,7 @@ from typing import Optional
 from redis.exceptions import WatchError
 
 LOBBY_ALL = "lobby:all"
+LOBBY_EXPIRED = "lobby:expired"   # open games nobody joined in time, out of every lobby list
 STATUSES = ("open", "active", "ended", "scored")
 
 
@@ -77,6 +78,21 @@ class GameIndex:
 
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
         return [i.decode() for i in self.redis.zrange(_lobby_key(None, status), 0, limit - 1)]
+
+    def open_before(self, created_before: int, limit: int = 1000) -> list[str]:
+        """Open games created before `created_before` (the events' clock, ms), oldest first."""
+        found = self.redis.zrangebyscore(_lobby_key(None, "open"), "-inf", f"({created_before}", 0, limit)
+        return [i.decode() for i in found]
+
+    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
+        """Take an open game out of every lobby list, into `lobby:expired` (its log is kept;
+        `record` puts it back should it be joined after all)."""
+        pipe = self.redis.pipeline()
+        for key in (_lobby_key(None, None), _lobby_key(game_type, None),
+                    _lobby_key(None, "open"), _lobby_key(game_type, "open")):
+            pipe.zrem(key, game_id)
+        pipe.zadd(LOBBY_EXPIRED, {game_id: created_at})
+        pipe.execute()
 
     # --- tokens ----------------------------------------------------------------------
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
@@ -168,6 +184,18 @@ class MemoryGameIndex:
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
         with self._lock:
             return _redis_range(self._ordered(_lobby_key(None, status)), 0, limit - 1)
+
+    def open_before(self, created_before: int, limit: int = 1000) -> list[str]:
+        with self._lock:
+            entries = self._lobby.get(_lobby_key(None, "open"), {})
+            return [g for g in self._ordered(_lobby_key(None, "open")) if entries[g] < created_before][:limit]
+
+    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
+        with self._lock:
+            for key in (_lobby_key(None, None), _lobby_key(game_type, None),
+                        _lobby_key(None, "open"), _lobby_key(game_type, "open")):
+                self._lobby[key].pop(game_id, None)
+            self._lobby[LOBBY_EXPIRED][game_id] = created_at
 
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
         with self._lock:

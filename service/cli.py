@@ -63,11 +63,11 @@ def cmd_serve(args) -> None:
 
 
 def cmd_worker(args) -> None:
-    from rq import Queue, Worker
+    from rq import Worker
 
     from service.bootstrap import build_worker_core
     from workers import jobs, tasks
-    from workers.queue import QUEUE_NAME, RQJobs
+    from workers.queue import RQJobs, worker_queues
 
     from service.config import from_env
     from service.observability import configure_logging
@@ -88,7 +88,7 @@ def cmd_worker(args) -> None:
     threading.Thread(target=reconcile_forever, daemon=True).start()
     # A short monitoring interval keeps a running job's heartbeat fresh, so the reconciler
     # can tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
-    worker = Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection,
+    worker = Worker(worker_queues(connection), connection=connection,
                     job_monitoring_interval=args.job_monitoring_interval)
     worker.work(with_scheduler=True)
 

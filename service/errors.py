@@ -35,8 +35,8 @@ class ApiError(core.CoreError):
 class TooManyRequests(ApiError):
     status, code = 429, "rate_limited"
 
-    def __init__(self, message: str, retry_after: int):
-        super().__init__(message, {"retry_after": retry_after})
+    def __init__(self, message: str, retry_after: int, code: str = None):
+        super().__init__(message, {"retry_after": retry_after}, code=code)
         self.retry_after = retry_after
 
 

@@ -79,9 +79,12 @@ def score(service, game_id: str) -> str:
 def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     """Re-enqueue what waiting games need (a crash between append and enqueue, or a worker
     killed in the middle of a job). With `abandoned_after`, jobs whose worker stopped
-    beating that long ago are failed first, so this same pass enqueues their work again."""
+    beating that long ago are failed first, so this same pass enqueues their work again.
+    Open games older than the lobby expiry leave the lobby (their log is kept)."""
     if abandoned_after and hasattr(service.jobs, "recover_abandoned"):
         RECONCILER_REPAIRS.inc(len(service.jobs.recover_abandoned(abandoned_after) or ()))
+    if service.lobby_expiry:
+        service.expire_unjoined(service.lobby_expiry)
     count = 0
     for status in ("active", "ended"):
         for game_id in service.games_waiting(status, limit):
