@@ -63,6 +63,7 @@ def cmd_serve(args) -> None:
 
 
 def cmd_worker(args) -> None:
+    import redis
     from rq import Worker
 
     from service.bootstrap import build_worker_core
@@ -75,7 +76,12 @@ def cmd_worker(args) -> None:
     configure_logging(from_env()["LOG_LEVEL"])
     service = build_worker_core()
     tasks.bind(service)
-    connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
+    # The worker's own connection, for its blocking dequeue (RQ gives it a socket timeout
+    # longer than its BLPOP): on the core's bounded client (REDIS_SOCKET_TIMEOUT) every idle
+    # wait ended in a TimeoutError, and the worker quit every few seconds.
+    config = from_env()
+    connection = redis.Redis.from_url(config.get("RQ_REDIS_URL") or config["REDIS_URL"], socket_connect_timeout=1.0,
+                                      health_check_interval=30) if isinstance(service.jobs, RQJobs) else None
 
     def reconcile_forever():
         while True:
