@@ -9,7 +9,6 @@ import socket
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ops.drills import _kit, hostile
 from service import limits
@@ -32,61 +31,7 @@ def test_the_corpus_check_can_fail():
     assert [f["name"] for f in figures["failures"]] == ["a valid game"]
 
 
-# --- the fuzzer -------------------------------------------------------------------------
-_nasty_chars = st.sampled_from(["\x00", "\x1b[31m", "\u202e", "\u2066", "\u200d", "\ufeff", "\n", "\x7f",
-                                "\x9b", "\u2028", "\ue000", "１", "²", "٣", "\udc80", "\ud800"])
-_nasty_text = st.lists(st.one_of(_nasty_chars, st.text(max_size=3)), min_size=1, max_size=6).map("".join)
-_nasty_number = st.one_of(st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e400", "1E+99999"]),
-                          st.integers(min_value=17, max_value=5000).map(lambda n: "9" * n),
-                          st.integers(min_value=17, max_value=400).map(lambda n: "-1" + "0" * n),
-                          st.integers(min_value=33, max_value=3000).map(lambda n: "[" * n + "]" * n))
-_digits = st.one_of(st.sampled_from(["１", "²", "٣", "-1", "+1", "1.0", "0x1", " 1"]),
-                    st.integers(min_value=17, max_value=3000).map(lambda n: "7" * n))
-
-
-def _json_string(text: str) -> str:
-    """A JSON string literal for any text, lone surrogates as \\u escapes."""
-    return json.dumps(text, ensure_ascii=True)
-
-
-@st.composite
-def hostile_requests(draw):
-    kind = draw(st.sampled_from(["action_number", "option_number", "name_text", "name_number", "action_text",
-                                 "seat_path", "last_event_id", "receipts", "type_text"]))
-    headers = {"Content-Type": "application/json"}
-    act_headers = {**headers, "Authorization": "Bearer {token}", "Idempotency-Key": "fuzz"}
-    if kind == "action_number":
-        raw = '{"action": {"type": "bid", "amount": %s}}' % draw(_nasty_number)
-        return {"method": "POST", "path": "/v1/games/{active}/actions", "raw": raw, "headers": act_headers}
-    if kind == "option_number":
-        raw = '{"type": "speculation", "options": {"deals": %s}, "seats": [{}, {}, {}]}' % draw(_nasty_number)
-        return {"method": "POST", "path": "/v1/games", "raw": raw, "headers": headers}
-    if kind == "name_text":
-        text = draw(_nasty_text)
-        return {"method": "POST", "path": "/v1/games/{open}/seats/1", "raw": '{"name": %s}' % _json_string(text),
-                "headers": headers, "_check": lambda: limits.text_problem(text) is not None}
-    if kind == "name_number":
-        return {"method": "POST", "path": "/v1/games/{open}/seats/1", "raw": '{"name": %s}' % draw(_nasty_number),
-                "headers": headers}
-    if kind == "action_text":
-        raw = '{"action": {"type": %s}}' % _json_string(draw(_nasty_text))
-        return {"method": "POST", "path": "/v1/games/{active}/actions", "raw": raw, "headers": act_headers}
-    if kind == "type_text":
-        raw = '{"type": %s, "seats": [{}, {}]}' % _json_string(draw(_nasty_text))
-        return {"method": "POST", "path": "/v1/games", "raw": raw, "headers": headers}
-    if kind == "seat_path":
-        from urllib.parse import quote
-
-        return {"method": "POST", "path": "/v1/games/{open}/seats/" + quote(draw(_digits)),
-                "raw": '{"name": "eve"}', "headers": headers}
-    if kind == "last_event_id":
-        return {"method": "GET", "path": "/v1/games/{active}/events?follow=0",
-                "headers": {"Accept": "text/event-stream", "Last-Event-ID": draw(_digits)}}
-    from urllib.parse import quote
-
-    return {"method": "GET", "path": "/v1/games/{active}/verify?receipts=" + quote(draw(_digits) + ":" + "ab" * 32)}
-
-
+# --- the fuzzer (its requests: ops/drills/hostile.py hostile_requests) ------------------
 @pytest.fixture(scope="module")
 def fuzz_target():
     import logging
@@ -99,20 +44,12 @@ def fuzz_target():
 
 @settings(max_examples=150, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(entry=hostile_requests())
+@given(entry=hostile.hostile_requests())
 def test_fuzzed_hostile_requests_get_4xx_and_change_nothing(fuzz_target, entry):
     client, app, fixtures = fuzz_target
-    check = entry.pop("_check", None)
-    if check is not None and not check():
-        return   # a name the fuzzer drew that happens to be printable text: not hostile
-    method, path, headers, body = hostile.materialise(entry, fixtures)
-    before = hostile.store_digest(client)
-    response = app.test_client().open(path, method=method, headers=headers, data=body)
-    problem = hostile.envelope_problem(response.status_code, response.content_type or "", response.get_data(), None)
-    if problem is None and hostile.store_digest(client) != before:
-        problem = "the store changed"
-    assert problem is None, (f"{problem}; add to tests/hostile_corpus.json: "
-                             + json.dumps({"name": "found by the fuzzer", **entry}, ensure_ascii=True))
+    problem = hostile.try_entry(client, app, fixtures, entry)
+    assert problem is None, (f"{problem}; add to tests/hostile_corpus.json (or run python -m "
+                             f"ops.drills.hostile --grow N): " + json.dumps(hostile.corpus_entry(entry), ensure_ascii=True))
 
 
 # --- the limits' units ------------------------------------------------------------------
@@ -217,3 +154,14 @@ def test_gunicorn_answers_431_and_400_in_the_envelope():
         assert head.startswith(f"HTTP/1.1 {status} ".encode()), raw[:200]
         assert set(json.loads(body)["error"]) == {"code", "message", "details"}
     assert bad_line.startswith(b"HTTP/1.1 400 ") and b'"error"' in bad_line
+
+
+def test_the_fuzzer_grows_the_corpus_with_what_it_breaks(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(hostile.CORPUS.read_text())
+    before = len(hostile.load_corpus(corpus))
+    monkeypatch.setattr(hostile, "try_entry", lambda *args: "pretend it broke")
+    found = hostile.grow(3, corpus)
+    grown = hostile.load_corpus(corpus)
+    assert found and len(grown) == before + len(found)
+    assert all(e["name"].startswith("found by the fuzzer") and "_check" not in e for e in grown[before:])

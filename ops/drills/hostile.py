@@ -10,6 +10,7 @@ line too long: 400), which the in-process test client never produces.
 
     python -m ops.drills.hostile                       # in process
     python -m ops.drills.hostile --url http://127.0.0.1:5000 [--corpus FILE]
+    python -m ops.drills.hostile --grow 2000       # fuzz; append what breaks the rule
 """
 
 from __future__ import annotations
@@ -167,12 +168,128 @@ def run_live(base: str, corpus: Optional[list[dict]] = None) -> dict:
             "5xx": sum(n for s, n in statuses.items() if s >= 500), "ok": not failures}
 
 
+# --- the fuzzer that grows the corpus ---------------------------------------------------
+def _json_string(text: str) -> str:
+    """A JSON string literal for any text, lone surrogates as \\u escapes."""
+    return json.dumps(text, ensure_ascii=True)
+
+
+def hostile_requests():
+    """A hypothesis strategy of hostile requests of the corpus's kinds (numbers JSON cannot
+    hold or the service refuses, text that is not printable, digits that are not ASCII), in
+    the corpus's format; a drawn name that might be printable text carries `_check`."""
+    from urllib.parse import quote
+
+    from hypothesis import strategies as st
+
+    from service import limits
+
+    nasty_chars = st.sampled_from(["\x00", "\x1b[31m", "\u202e", "\u2066", "\u200d", "\ufeff", "\n", "\x7f",
+                                   "\x9b", "\u2028", "\ue000", "\uff11", "\u00b2", "\u0663", "\udc80", "\ud800"])
+    nasty_text = st.lists(st.one_of(nasty_chars, st.text(max_size=3)), min_size=1, max_size=6).map("".join)
+    nasty_number = st.one_of(st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e400", "1E+99999"]),
+                             st.integers(min_value=17, max_value=5000).map(lambda n: "9" * n),
+                             st.integers(min_value=17, max_value=400).map(lambda n: "-1" + "0" * n),
+                             st.integers(min_value=33, max_value=3000).map(lambda n: "[" * n + "]" * n))
+    digits = st.one_of(st.sampled_from(["\uff11", "\u00b2", "\u0663", "-1", "+1", "1.0", "0x1", "1 2"]),
+                       st.integers(min_value=17, max_value=3000).map(lambda n: "7" * n))
+    json_headers = {"Content-Type": "application/json"}
+    act_headers = {**json_headers, "Authorization": "Bearer {token}", "Idempotency-Key": "fuzz"}
+
+    @st.composite
+    def one(draw):
+        kind = draw(st.sampled_from(["action_number", "option_number", "name_text", "name_number", "action_text",
+                                     "type_text", "seat_path", "last_event_id", "receipts"]))
+        if kind == "action_number":
+            return {"method": "POST", "path": "/v1/games/{active}/actions", "headers": act_headers,
+                    "raw": '{"action": {"type": "bid", "amount": %s}}' % draw(nasty_number)}
+        if kind == "option_number":
+            return {"method": "POST", "path": "/v1/games", "headers": json_headers,
+                    "raw": '{"type": "speculation", "options": {"deals": %s}, "seats": [{}, {}, {}]}' % draw(nasty_number)}
+        if kind == "name_text":
+            text = draw(nasty_text)
+            return {"method": "POST", "path": "/v1/games/{open}/seats/1", "headers": json_headers,
+                    "raw": '{"name": %s}' % _json_string(text), "_check": lambda: limits.text_problem(text) is not None}
+        if kind == "name_number":
+            return {"method": "POST", "path": "/v1/games/{open}/seats/1", "headers": json_headers,
+                    "raw": '{"name": %s}' % draw(nasty_number)}
+        if kind == "action_text":
+            return {"method": "POST", "path": "/v1/games/{active}/actions", "headers": act_headers,
+                    "raw": '{"action": {"type": %s}}' % _json_string(draw(nasty_text))}
+        if kind == "type_text":
+            return {"method": "POST", "path": "/v1/games", "headers": json_headers,
+                    "raw": '{"type": %s, "seats": [{}, {}]}' % _json_string(draw(nasty_text))}
+        if kind == "seat_path":
+            return {"method": "POST", "path": "/v1/games/{open}/seats/" + quote(draw(digits)), "headers": json_headers,
+                    "raw": '{"name": "eve"}'}
+        if kind == "last_event_id":
+            return {"method": "GET", "path": "/v1/games/{active}/events?follow=0",
+                    "headers": {"Accept": "text/event-stream", "Last-Event-ID": draw(digits)}}
+        return {"method": "GET", "path": "/v1/games/{active}/verify?receipts=" + quote(draw(digits) + ":" + "ab" * 32)}
+
+    return one()
+
+
+def try_entry(client, app, fixtures: dict, entry: dict) -> Optional[str]:
+    """Why `entry` breaks the rule (a 4xx envelope, nothing changed), or None."""
+    check = entry.get("_check")
+    if check is not None and not check():
+        return None   # a name drawn that happens to be printable text: not hostile
+    method, path, headers, body = materialise(entry, fixtures)
+    before = store_digest(client)
+    response = app.test_client().open(path, method=method, headers=headers, data=body)
+    problem = envelope_problem(response.status_code, response.content_type or "", response.get_data(), None)
+    if problem is None and store_digest(client) != before:
+        problem = "the store changed"
+    return problem
+
+
+def corpus_entry(entry: dict) -> dict:
+    return {"name": f"found by the fuzzer: {entry['method']} {entry['path'][:60]}",
+            **{k: v for k, v in entry.items() if not k.startswith("_")}}
+
+
+def grow(examples: int, path: Path = CORPUS, seed: int = 1) -> list[dict]:
+    """Run the fuzzer for `examples` requests; append each request that breaks the rule to
+    the corpus file (so it stays a regression test once fixed). Returns those found."""
+    import logging
+
+    from hypothesis import HealthCheck, given, settings
+
+    logging.getLogger("service.app").setLevel(logging.CRITICAL)
+    client = _kit.fake_client()
+    app = _kit.make_app(client, STREAM_MAX_SECONDS=0.2)
+    fixtures = in_process_fixtures(app, random.Random(seed))
+    found = []
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(entry=hostile_requests())
+    def probe(entry):
+        if try_entry(client, app, fixtures, entry) is not None:
+            found.append(corpus_entry(entry))
+
+    probe()
+    if found:
+        document = json.loads(Path(path).read_text())
+        document["requests"] += found
+        Path(path).write_text('{"about": %s,\n "requests": [\n' % json.dumps(document["about"])
+                              + ",\n".join("  " + json.dumps(e, ensure_ascii=True) for e in document["requests"])
+                              + "\n ]\n}\n")
+    return found
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--url", help="a live API (default: in process on fakeredis)")
     p.add_argument("--corpus", default=str(CORPUS))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--grow", type=int, metavar="N", help="fuzz N requests; append those that break the rule")
     args = p.parse_args(argv)
+    if args.grow:
+        found = grow(args.grow, Path(args.corpus))
+        print(f"hostile --grow: {args.grow} fuzzed requests, {len(found)} broke the rule (appended to {args.corpus})")
+        sys.exit(1 if found else 0)
     corpus = load_corpus(Path(args.corpus))
     figures = run_live(args.url, corpus) if args.url else run_in_process(corpus)
     _kit.report("hostile", f"{figures['requests']} requests, {len(figures['failures'])} failed, "
