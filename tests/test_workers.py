@@ -134,3 +134,17 @@ def test_bots_draw_from_a_server_held_key_kept_with_the_data():
     assert bot_rng("g1", 0, 7, first).random() == bot_rng("g1", 0, 7, first).random()
     assert bot_rng("g1", 0, 7, first).random() != public                      # not predictable from (game, seat, version)
     assert bot_rng("g1", 0, 7, service_secrets(fakeredis.FakeRedis())["bot_key"]).random() != bot_rng("g1", 0, 7, first).random()
+
+
+def test_an_idle_worker_keeps_waiting(redis_server):
+    """Regression: on the core's bounded Redis client (1.5 s socket timeout) the worker's
+    blocking dequeue timed out when idle and RQ quit, every few seconds."""
+    from ops.drills import _kit
+
+    worker = _kit.start_worker(redis_server.url, reconcile_every=30)
+    try:
+        time.sleep(6)
+        assert worker.alive(), worker.output()[-2000:]
+        assert "connection timeout" not in worker.output()
+    finally:
+        worker.stop()
