@@ -19,6 +19,7 @@ LOBBY_ALL = "lobby:all"
 TOUCHED = "games:touched"          # sorted set: game -> when a command last began to write it
 WAITING = "games:waiting-jobs"     # sorted set: game -> since when it waits on a worker's job
 WATERMARK = "reconciler:watermark"  # how far (a time) the reconciler has looked at TOUCHED
+LOBBY_EXPIRED = "lobby:expired"   # open games nobody joined in time, out of every lobby list
 STATUSES = ("open", "active", "ended", "scored")
 
 
@@ -112,6 +113,20 @@ class GameIndex:
     def waiting_on_jobs(self, limit: int = 100_000) -> list[tuple[str, float]]:
         """Games that wait on a worker's job (a bot's turn, scoring, a turn timeout), oldest first."""
         return [(g.decode(), score) for g, score in self.redis.zrange(WAITING, 0, limit - 1, withscores=True)]
+    def open_before(self, created_before: int, limit: int = 1000) -> list[str]:
+        """Open games created before `created_before` (the events' clock, ms), oldest first."""
+        found = self.redis.zrangebyscore(_lobby_key(None, "open"), "-inf", f"({created_before}", 0, limit)
+        return [i.decode() for i in found]
+
+    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
+        """Take an open game out of every lobby list, into `lobby:expired` (its log is kept;
+        `record` puts it back should it be joined after all)."""
+        pipe = self.redis.pipeline()
+        for key in (_lobby_key(None, None), _lobby_key(game_type, None),
+                    _lobby_key(None, "open"), _lobby_key(game_type, "open")):
+            pipe.zrem(key, game_id)
+        pipe.zadd(LOBBY_EXPIRED, {game_id: created_at})
+        pipe.execute()
 
     # --- tokens ----------------------------------------------------------------------
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
@@ -240,6 +255,17 @@ class MemoryGameIndex:
         with self._lock:
             rows = sorted((since, g) for g, since in self._waiting.items())
         return [(g, since) for since, g in rows[:limit]]
+    def open_before(self, created_before: int, limit: int = 1000) -> list[str]:
+        with self._lock:
+            entries = self._lobby.get(_lobby_key(None, "open"), {})
+            return [g for g in self._ordered(_lobby_key(None, "open")) if entries[g] < created_before][:limit]
+
+    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
+        with self._lock:
+            for key in (_lobby_key(None, None), _lobby_key(game_type, None),
+                        _lobby_key(None, "open"), _lobby_key(game_type, "open")):
+                self._lobby[key].pop(game_id, None)
+            self._lobby[LOBBY_EXPIRED][game_id] = created_at
 
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
         with self._lock:

@@ -55,3 +55,18 @@ def child_exit(server, worker):
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def _json_server_errors():
+    """gunicorn's own error answers (431 for a header block too large, 400 for a malformed
+    request line, ...) in the API's JSON error envelope instead of an HTML page
+    (service/errors.py write_server_error). The workers call gunicorn.util.write_error by
+    module attribute, so replacing it here, in the master before it forks, covers them all."""
+    import gunicorn.util
+
+    from service.errors import write_server_error
+
+    gunicorn.util.write_error = write_server_error
+
+
+_json_server_errors()

@@ -9,10 +9,12 @@ import redis
 from flask import Flask, jsonify, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import IntegerConverter
 
 from . import bootstrap
 from .core.errors import CoreError
 from .errors import ApiError, status_of
+from .limits import JsonRefused, strict_loads
 from .schemas import ErrorSchema
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,26 @@ def error_response(status: int, code: str, message: str, details: Optional[dict]
 _HTTP_CODES = {400: "malformed_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
                422: "invalid", 429: "rate_limited"}
+
+
+class AsciiIntConverter(IntegerConverter):
+    """`<int:...>` in paths: ASCII digits only (werkzeug's `\\d` also matches `１` and `²`)."""
+
+    regex = r"[0-9]{1,16}"
+
+
+def _refuse_hostile_json() -> None:
+    """A JSON body is parsed strictly (service/limits.py) before any route reads it: NaN,
+    Infinity, huge integers, deep nesting and lone surrogates are a 400 that names where."""
+    if not request.is_json or request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    body = request.get_data(cache=True)
+    if not body:
+        return
+    try:
+        strict_loads(body)
+    except JsonRefused as why:
+        raise ApiError(str(why), {"field": why.where}, code="malformed_json") from None
 
 
 class ServiceApi(Api):
@@ -89,6 +111,7 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
                       OPENAPI_SWAGGER_UI_PATH="/swagger",
                       OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
                       JSON_SORT_KEYS=False)
+    app.url_map.converters["int"] = AsciiIntConverter
     backend = backend or bootstrap.build_backend(settings)
     service = bootstrap.build_core(settings, backend, jobs)
     app.extensions["backend"] = backend
@@ -134,6 +157,7 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     from .ratelimit import install_rate_limit
 
     install_rate_limit(app, backend.store_client)
+    app.before_request(_refuse_hostile_json)
     from . import observability
 
     observability.install(app, backend, service, bootstrap.job_counter(backend))

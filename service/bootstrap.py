@@ -74,8 +74,15 @@ def job_counter(backend: Backend):
         return None
     from .observability import rq_job_counts
 
-    queue = build_jobs(backend).queue
-    return lambda: rq_job_counts(queue)
+    jobs = build_jobs(backend)
+
+    def counts() -> dict:
+        out: dict = {}
+        for queue in (jobs.queue, jobs.background):
+            for key, n in rq_job_counts(queue).items():
+                out[key] = out.get(key, 0) + n
+        return out
+    return counts
 
 
 SECRETS_KEY = "service:secrets"
@@ -94,7 +101,7 @@ def service_secrets(client) -> dict[str, bytes]:
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
     """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client.
     Its secrets are read from Redis when first needed (an API process starts without Redis)."""
-    return GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),
+    core = GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),
                        jobs if jobs is not None else build_jobs(backend),
                        allow_seed=bool(config.get("ALLOW_SEED")),
                        snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0),
@@ -102,6 +109,9 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
                        stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
                        ticket_ttl=int(config.get("TICKET_TTL", 60)),
                        secrets=lambda: service_secrets(backend.store_client))
+    core.bot_jobs_per_game = int(config.get("BOT_JOBS_PER_GAME", 1) or 0)
+    core.lobby_expiry = float(config.get("LOBBY_EXPIRY") or 0)
+    return core
 
 
 def build_worker_core() -> GameService:

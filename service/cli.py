@@ -61,11 +61,12 @@ def cmd_serve(args) -> None:
 
 
 def cmd_worker(args) -> None:
-    from rq import Queue, Worker
+    import redis
+    from rq import Worker
 
     from service.bootstrap import build_worker_core
     from workers import jobs, tasks
-    from workers.queue import QUEUE_NAME, RQJobs
+    from workers.queue import RQJobs, worker_queues
     from workers.supervisor import Supervisor
 
     from service.config import from_env
@@ -74,15 +75,26 @@ def cmd_worker(args) -> None:
     configure_logging(from_env()["LOG_LEVEL"])
     service = build_worker_core()
     tasks.bind(service)
-    connection = service.jobs.queue.connection if isinstance(service.jobs, RQJobs) else None
+    # The worker's own connection, for its blocking dequeue (RQ gives it a socket timeout
+    # longer than its BLPOP): on the core's bounded client (REDIS_SOCKET_TIMEOUT) every idle
+    # wait ended in a TimeoutError, and the worker quit every few seconds.
+    config = from_env()
+    connection = redis.Redis.from_url(config.get("RQ_REDIS_URL") or config["REDIS_URL"], socket_connect_timeout=1.0,
+                                      health_check_interval=30) if isinstance(service.jobs, RQJobs) else None
 
     def new_worker():
         # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can
         # tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
-        return Worker([Queue(QUEUE_NAME, connection=connection)], connection=connection,
-                      job_monitoring_interval=args.job_monitoring_interval)
+        worker = Worker(worker_queues(connection), connection=connection,
+                        job_monitoring_interval=args.job_monitoring_interval)
+        # RQ retries a lost connection itself, but doubling its wait up to a minute; once a
+        # second keeps the worker within a second or two of Redis coming back.
+        worker.max_connection_wait_time = 1.0
+        return worker
 
-    Supervisor(new_worker, connection.ping,
+    probe = redis.Redis.from_url(config.get("RQ_REDIS_URL") or config["REDIS_URL"], socket_timeout=2.0,
+                                 socket_connect_timeout=1.0)
+    Supervisor(new_worker, probe.ping,
                reconcile=lambda: jobs.reconcile(service), reconcile_every=args.reconcile_every,
                recover=lambda: jobs.recover_abandoned(service, args.abandoned_after),
                recover_every=min(1.0, args.abandoned_after / 3)).run()

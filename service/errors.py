@@ -35,6 +35,41 @@ class ApiError(core.CoreError):
 class TooManyRequests(ApiError):
     status, code = 429, "rate_limited"
 
-    def __init__(self, message: str, retry_after: int):
-        super().__init__(message, {"retry_after": retry_after})
+    def __init__(self, message: str, retry_after: int, code: str = None):
+        super().__init__(message, {"retry_after": retry_after}, code=code)
         self.retry_after = retry_after
+
+
+# --- the HTTP server's own errors -------------------------------------------------------
+# gunicorn answers some requests itself, before the app sees them (a header block too large,
+# a malformed request line, an unsupported transfer coding), with an HTML page by default.
+# ops/gunicorn.conf.py installs `write_server_error` in its place: the same JSON envelope as
+# every other error. gunicorn's 501 (a transfer coding it does not implement) is answered as
+# 400: the request is the client's fault, and nothing was changed.
+SERVER_ERROR_CODES = {400: "malformed_request", 403: "forbidden", 414: "uri_too_long",
+                      431: "headers_too_large"}
+
+
+def server_error_bytes(status: int, reason: str, message: str) -> bytes:
+    import json
+
+    if status == 501:
+        status, reason = 400, "Bad Request"
+        code = "unsupported_transfer_coding"
+    elif status >= 500:
+        code = "internal_error"
+    else:
+        code = SERVER_ERROR_CODES.get(status, "malformed_request")
+    text = message or reason
+    body = json.dumps({"error": {"code": code, "message": f"request: {text}",
+                                 "details": {"status": status}}}).encode()
+    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    return head + body
+
+
+def write_server_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn.util.write_error's signature, writing the JSON envelope."""
+    from gunicorn.util import write_nonblock
+
+    write_nonblock(sock, server_error_bytes(int(status_int), str(reason), str(mesg)))

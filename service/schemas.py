@@ -7,8 +7,15 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validat
 from projections.registry import all_games
 
 from .core.bots import BOT_LEVELS
+from .limits import NAME_MAX, ascii_int, text_problem
 
 JSON_SCALARS = "string, number, boolean, null, array or object"
+
+
+def printable_name(value: str) -> None:
+    problem = text_problem(value, NAME_MAX)
+    if problem:
+        raise ValidationError(problem)
 
 
 class StrictSchema(Schema):
@@ -131,7 +138,8 @@ class GameTypesSchema(Schema):
 
 # --- seats ----------------------------------------------------------------------------------
 class ClaimSchema(StrictSchema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    name = fields.String(required=True, validate=printable_name, metadata={
+        "description": f"printable text, 1 to {NAME_MAX} characters (no control or bidi characters)"})
 
 
 class ClaimedSchema(Schema):
@@ -262,7 +270,7 @@ class ReceiptsField(fields.String):
         receipts = {}
         for item in filter(None, text.split(",")):
             version, _, head = item.partition(":")
-            if not version.isdigit() or int(version) < 1 or len(head) != 64 or \
+            if ascii_int(version) is None or int(version) < 1 or len(head) != 64 or \
                     any(c not in "0123456789abcdef" for c in head):
                 raise ValidationError(f"{item!r} is not version:head (a version from 1, 64 hex digits)")
             receipts[int(version)] = head

@@ -129,6 +129,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("EMBEDDED_WORKER", None, _flag, "Run an RQ worker thread inside an in-process app (tools and tests; unset: only on the in-memory store)."),
     Setting("TICKET_TTL", 60, _integer(1, 3600), "Seconds a stream ticket stays valid."),
     Setting("RATE_LIMIT", None, _rate, "Requests per window, per token and per address, e.g. 120/60 (unset: none)."),
+    Setting("CREATE_LIMIT", "30/60", _rate, "Games created per window, per address (429 `too_many_games` past it)."),
+    Setting("BOT_GAMES_PER_ADDRESS", 4, _integer(0), "Live games only bots play, per creating address (429 `too_many_bot_games` past it; 0: no cap)."),
+    Setting("BOT_JOBS_PER_GAME", 1, _integer(0, 16), "Bot turns of one all-bot game queued at once (0: every seat to act)."),
+    Setting("LOBBY_EXPIRY", 86400, _integer(0), "Seconds an open game nobody fills stays in the lobby (its log is kept; 0: forever)."),
     Setting("LOG_LEVEL", "INFO", _level, "Log level of the JSON log lines."),
 )
 

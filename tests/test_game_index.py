@@ -27,6 +27,18 @@ class TestGameIndexContract:
         assert index.list(status="active") == ([], 0)
         assert index.list("speculation", "scored") == (["g1"], 1)
 
+    def test_open_games_expire_out_of_every_lobby_list(self, index):
+        index.record("old", "big-shot", "open", 100)
+        index.record("new", "big-shot", "open", 300)
+        index.record("busy", "big-shot", "active", 50)
+        assert index.open_before(200) == ["old"]
+        index.expire("old", "big-shot", 100)
+        assert index.list() == (["new", "busy"], 2)
+        assert index.list("big-shot", "open") == (["new"], 1)
+        assert index.open_before(200) == []
+        index.record("old", "big-shot", "active", 100)        # joined after all: listed again
+        assert index.list(status="active") == (["old", "busy"], 2)
+
     def test_same_creation_time_orders_by_id(self, index):
         for game in ["m", "z", "a"]:
             index.record(game, "speculation", "active", 5)

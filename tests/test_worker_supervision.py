@@ -90,12 +90,14 @@ def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
 
     try:
         assert bot_game_is_played(30) is not None, "the worker never played"
-        server.restart()              # kill -9, then the same port again (AOF kept the data)
+        server.kill()                 # kill -9; down for 6 s; then the same port again (AOF kept the data)
+        time.sleep(6)
+        server.start()
         back = time.monotonic()
         played = bot_game_is_played(15)
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-3000:]
         assert played is not None, "the worker did not come back"
-        assert time.monotonic() - back < 10
+        assert time.monotonic() - back < 5, "back by itself within 5 s of Redis returning"
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
@@ -104,5 +106,3 @@ def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
             os.killpg(worker.pid, signal.SIGKILL)
         server.stop()
     stderr.close()
-    log = (tmp_path / "worker.log").read_text()
-    assert "the RQ worker quit" in log or "the RQ worker stopped" in log, log[-3000:]   # it did die, and came back

@@ -14,7 +14,7 @@ from service_kit import make_service
 from workers import jobs as job_functions
 from workers import tasks
 from workers.embedded import ThreadWorker
-from workers.queue import QUEUE_NAME, RQJobs
+from workers.queue import BACKGROUND_QUEUE_NAME, QUEUE_NAME, RQJobs, worker_queues
 
 SEED = "ef" * 32
 
@@ -22,7 +22,7 @@ SEED = "ef" * 32
 def run_worker_until(service, connection, done, timeout=60):
     """Drain the RQ queue with a SimpleWorker in this thread until done() or timeout."""
     tasks.bind(service)
-    worker = ThreadWorker([Queue(QUEUE_NAME, connection=connection)], connection=connection)
+    worker = ThreadWorker(worker_queues(connection), connection=connection)
     deadline = time.monotonic() + timeout
     while not done() and time.monotonic() < deadline:
         worker.work(burst=True, logging_level="WARNING")
@@ -91,6 +91,21 @@ def test_rq_enqueue_is_unique_per_turn(fake_redis):
     assert Queue(QUEUE_NAME, connection=fake_redis).count == 2
 
 
+def test_an_all_bot_games_work_waits_in_the_background_queue(fake_redis):
+    """A game with a player seat has its bot turns on the first queue; a game only bots play
+    has them on the background queue, one bot turn of the game queued at a time."""
+    service = GameService(RedisEventStore(fake_redis), GameIndex(fake_redis), RQJobs(fake_redis), allow_seed=True)
+    mixed = service.create("speculation", {}, [{"bot": "random"}, {}, {}], seed=SEED)
+    service.claim(mixed.game_id, 1, "ann")
+    service.claim(mixed.game_id, 2, "bob")
+    service.create("spekulation", {}, [{"bot": "random"}] * 3, seed=SEED)
+    first = Queue(QUEUE_NAME, connection=fake_redis).get_job_ids()
+    background = Queue(BACKGROUND_QUEUE_NAME, connection=fake_redis).get_job_ids()
+    assert all(mixed.game_id in job_id for job_id in first)
+    assert len(background) == 1 and background[0].startswith("bot_")
+    assert [q.name for q in worker_queues(fake_redis)] == [QUEUE_NAME, BACKGROUND_QUEUE_NAME]
+
+
 def test_a_scoring_retry_repairs_a_leaderboard_missed_by_a_crash(fake_redis):
     service, jobs = make_service(fake_redis)
     session = service.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
@@ -119,3 +134,17 @@ def test_bots_draw_from_a_server_held_key_kept_with_the_data():
     assert bot_rng("g1", 0, 7, first).random() == bot_rng("g1", 0, 7, first).random()
     assert bot_rng("g1", 0, 7, first).random() != public                      # not predictable from (game, seat, version)
     assert bot_rng("g1", 0, 7, service_secrets(fakeredis.FakeRedis())["bot_key"]).random() != bot_rng("g1", 0, 7, first).random()
+
+
+def test_an_idle_worker_keeps_waiting(redis_server):
+    """Regression: on the core's bounded Redis client (1.5 s socket timeout) the worker's
+    blocking dequeue timed out when idle and RQ quit, every few seconds."""
+    from ops.drills import _kit
+
+    worker = _kit.start_worker(redis_server.url, reconcile_every=30)
+    try:
+        time.sleep(6)
+        assert worker.alive(), worker.output()[-2000:]
+        assert "connection timeout" not in worker.output()
+    finally:
+        worker.stop()

@@ -13,7 +13,7 @@ from rq.scheduler import RQScheduler
 from rq.timeouts import TimerDeathPenalty
 
 from . import jobs, tasks
-from .queue import QUEUE_NAME
+from .queue import worker_queues
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +48,9 @@ class EmbeddedWorker:
             self._thread.join(5)
 
     def _run(self) -> None:
-        from rq import Queue
-
-        queue = Queue(QUEUE_NAME, connection=self.connection)
-        worker = ThreadWorker([queue], connection=self.connection)
-        scheduler = RQScheduler([queue], connection=self.connection, logging_level="WARNING")
+        queues = worker_queues(self.connection)
+        worker = ThreadWorker(queues, connection=self.connection)
+        scheduler = RQScheduler(queues, connection=self.connection, logging_level="WARNING")
         next_reconcile = 0.0
         while not self._stop.is_set():
             try:
@@ -61,7 +59,7 @@ class EmbeddedWorker:
                 if time.monotonic() >= next_reconcile:
                     jobs.reconcile(self.service)
                     next_reconcile = time.monotonic() + self.reconcile_every
-                if queue.count:
+                if any(queue.count for queue in queues):
                     worker.work(burst=True, logging_level="WARNING")
                 else:
                     time.sleep(self.idle_sleep)

@@ -84,11 +84,14 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     """One reconciler pass (workers/reconciler.py): every game touched since the last pass and
     every game waiting on a job gets its projections and jobs re-derived. With
     `abandoned_after`, jobs whose worker stopped beating that long ago are recovered first.
-    Returns the number of games looked at."""
+    Open games older than the lobby expiry leave the lobby (their log is kept). Returns the
+    number of games looked at."""
     from .reconciler import reconcile_pass
 
     if abandoned_after:
         recover_abandoned(service, abandoned_after)
+    if service.lobby_expiry:
+        service.expire_unjoined(service.lobby_expiry)
     done = reconcile_pass(service, batch=max(limit, 1))
     return done.touched + done.waiting
 

@@ -26,13 +26,13 @@ class MemoryJobs:
         self.core = core
         return self
 
-    def bot_turn(self, game_id: str, seat: int, version: int) -> None:
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
         if self.run_now:
             job_functions.bot_turn(self.core, game_id, seat, version)
         else:
             self.pending.append(("bot_turn", game_id, seat, version))
 
-    def score(self, game_id: str) -> None:
+    def score(self, game_id: str, background: bool = False) -> None:
         if self.run_now:
             job_functions.score(self.core, game_id)
         else:

@@ -1,5 +1,11 @@
 """Enqueueing follow-up jobs on RQ (the service's `Jobs`), one job id per unit of work.
 
+Two queues, in priority order: `games` holds the work of games with a player seat (their
+bots' turns, timeouts, scoring) and `games-bots` the work of games only bots play. A worker
+takes a job from `games-bots` only when `games` is empty (RQ dequeues its queues in order), so
+a bot turn in a person's game never waits behind all-bot games; `worker_queues` gives the
+list every worker listens on.
+
 A job id names its work, e.g. bot_GAME_SEAT_VERSION, and is enqueued with unique=True, so
 the reconciler and a retried request never queue the same turn twice; a finished or failed
 job with that id is replaced. Jobs name their functions in workers/tasks.py by path: RQ
@@ -20,31 +26,40 @@ from rq.utils import now
 
 from service.observability import current_request_id
 
-QUEUE_NAME = "games"
+QUEUE_NAME = "games"              # games with a player seat: first
+BACKGROUND_QUEUE_NAME = "games-bots"   # games only bots play: when nothing else waits
 JOB_TIMEOUT = 30
 RETRY = Retry(max=3, interval=[1, 2, 5])
 TASKS = "workers.tasks"
 DONE = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
 
 
-class RQJobs:
-    def __init__(self, connection, queue_name: str = QUEUE_NAME):
-        self.queue = Queue(queue_name, connection=connection)
+def worker_queues(connection) -> list[Queue]:
+    """The queues a worker takes jobs from, first to last."""
+    return [Queue(QUEUE_NAME, connection=connection), Queue(BACKGROUND_QUEUE_NAME, connection=connection)]
 
-    def _enqueue(self, job_id: str, func, *args, delay: float = 0) -> None:
+
+class RQJobs:
+    def __init__(self, connection, queue_name: str = QUEUE_NAME,
+                 background_queue_name: str = BACKGROUND_QUEUE_NAME):
+        self.queue = Queue(queue_name, connection=connection)
+        self.background = Queue(background_queue_name, connection=connection)
+
+    def _enqueue(self, job_id: str, func, *args, delay: float = 0, background: bool = False) -> None:
         options = dict(job_id=job_id, job_timeout=JOB_TIMEOUT, retry=RETRY, result_ttl=600,
                        failure_ttl=3600, unique=True)
         request_id = current_request_id()
         if request_id:   # the request that caused the job, in the job's logs
             options["meta"] = {"request_id": request_id}
+        queue = self.background if background else self.queue
         for _ in range(2):
             try:
                 if delay and self._pending(job_id):
                     return  # enqueue_in ignores unique: re-scheduling would postpone the job
                 if delay:
-                    self.queue.enqueue_in(timedelta(seconds=delay), func, *args, **options)
+                    queue.enqueue_in(timedelta(seconds=delay), func, *args, **options)
                 else:
-                    self.queue.enqueue(func, *args, **options)
+                    queue.enqueue(func, *args, **options)
                 return
             except DuplicateJobError:
                 existing = Job.fetch(job_id, connection=self.queue.connection)
@@ -63,11 +78,12 @@ class RQJobs:
         existing.delete()
         return False
 
-    def bot_turn(self, game_id: str, seat: int, version: int) -> None:
-        self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version)
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
+        self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version,
+                      background=background)
 
-    def score(self, game_id: str) -> None:
-        self._enqueue(f"score_{game_id}", f"{TASKS}.score", game_id)
+    def score(self, game_id: str, background: bool = False) -> None:
+        self._enqueue(f"score_{game_id}", f"{TASKS}.score", game_id, background=background)
 
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None:
         self._enqueue(f"timeout_{game_id}_{seat}_{version}", f"{TASKS}.turn_timeout", game_id, seat, version,
@@ -83,10 +99,18 @@ class RQJobs:
         seconds; a live worker beats every `job_monitoring_interval` (the worker command sets
         it well below `abandoned_after`). Re-running the work is safe: every job is
         idempotent by (game, seat, version)."""
-        connection = self.queue.connection
-        started = StartedJobRegistry(queue=self.queue)
-        failed = FailedJobRegistry(queue=self.queue)
-        intermediate = IntermediateQueue(self.queue.key, connection)
+        recovered = []
+        for queue in (self.queue, self.background):
+            recovered += self._recover_abandoned(queue, abandoned_after)
+        recovered += self.enqueue_overdue(abandoned_after)
+        return recovered
+
+    @staticmethod
+    def _recover_abandoned(queue: Queue, abandoned_after: float) -> list[str]:
+        connection = queue.connection
+        started = StartedJobRegistry(queue=queue)
+        failed = FailedJobRegistry(queue=queue)
+        intermediate = IntermediateQueue(queue.key, connection)
         candidates = [(job_id, "started") for job_id in started.get_job_ids(cleanup=False)]
         candidates += [(job_id, "dequeued") for job_id in intermediate.get_job_ids()]
         recovered = []
@@ -114,7 +138,6 @@ class RQJobs:
                            pipeline=pipe)
                 pipe.execute()
             recovered.append(job_id)
-        recovered += self.enqueue_overdue(abandoned_after)
         return recovered
 
     def enqueue_overdue(self, late_by: float) -> list[str]:

@@ -31,7 +31,8 @@ def make_app(client, jobs=None, rq_client=None, **config):
     from service.app import create_app
     from service.bootstrap import Backend
 
-    settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "STREAM_KEEPALIVE": 0.05}
+    settings = {"ALLOW_SEED": True, "RATE_LIMIT": None, "CREATE_LIMIT": None, "BOT_GAMES_PER_ADDRESS": 0,
+                "STREAM_KEEPALIVE": 0.05}
     settings.update(config)
     return create_app(settings, backend=Backend(client, rq_client or client, False),
                       jobs=jobs if jobs is not None else MemoryJobs())

@@ -30,8 +30,9 @@ from . import _kit
 
 def _running_bot_job(jobs: RQJobs):
     """(job id, game, seat, version) of a bot or timeout turn running now, if any."""
-    registry = StartedJobRegistry(queue=jobs.queue)
-    for job_id in registry.get_job_ids(cleanup=False):
+    running = [job_id for queue in (jobs.queue, jobs.background)
+               for job_id in StartedJobRegistry(queue=queue).get_job_ids(cleanup=False)]
+    for job_id in running:
         if not job_id.startswith("bot_"):
             continue
         job = Job.fetch(job_id, connection=jobs.queue.connection)

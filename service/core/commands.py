@@ -72,6 +72,8 @@ class Commands:
     index: GameIndex
     jobs: Jobs
     allow_seed: bool
+    bot_jobs_per_game: int = 1
+    lobby_expiry: float = 0   # seconds an open game stays in the lobby (0: forever)
 
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
                 idem_key="", digest="", meta=None) -> tuple[Receipt, Session, list[StoredEvent]]:
@@ -290,17 +292,43 @@ class Commands:
                           session.game_id)
 
     def _enqueue_follow_ups(self, session: Session) -> None:
+        # A game only bots play is background work: its jobs wait until no game with a player
+        # seat has any (workers/queue.py), and at most `bot_jobs_per_game` of its bot turns are
+        # queued at once (a turn queued for a version another seat's move makes stale is a
+        # wasted job; the next seat's turn is enqueued by the move that makes it due).
+        background = all(s.kind == "bot" for s in session.seats)
         if session.status == ENDED:
-            self.jobs.score(session.game_id)
+            self.jobs.score(session.game_id, background=background)
             return
         if session.status != ACTIVE:
             return
         timeout = session.platform.get("turn_timeout")
+        queued = 0
         for seat in session.to_act():
             if session.seats[seat].kind == "bot":
-                self.jobs.bot_turn(session.game_id, seat, session.version)
+                if background and self.bot_jobs_per_game and queued >= self.bot_jobs_per_game:
+                    continue
+                self.jobs.bot_turn(session.game_id, seat, session.version, background=background)
+                queued += 1
             elif timeout:
                 self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)
+
+    def expire_unjoined(self, older_than: float, now_ms: Optional[int] = None, limit: int = 1000) -> list[str]:
+        """Take out of the lobby the open games created more than `older_than` seconds ago
+        that nobody filled (their log stays; a game joined meanwhile is put back)."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        expired = []
+        for game_id in self.index.open_before(now_ms - int(older_than * 1000), limit):
+            session = self.load(game_id)
+            if session.status != OPEN:
+                continue
+            self.index.expire(game_id, session.game_type, session.created_at)
+            again = self.load(game_id)   # a claim that landed in between: back in the lobby
+            if again.status != OPEN:
+                self.index.record(game_id, again.game_type, again.status, again.created_at)
+            else:
+                expired.append(game_id)
+        return expired
 
     def pending_jobs(self, session: Session) -> None:
         """Re-enqueue what a game waits on (the reconciler's repair; jobs are idempotent)."""
@@ -319,7 +347,12 @@ class Commands:
             session = self.load(game_id)
         except NotFound:
             return None
-        self.index.record(game_id, session.game_type, session.status, session.created_at)
+        expired = (session.status == OPEN and self.lobby_expiry
+                   and session.created_at < time.time() * 1000 - self.lobby_expiry * 1000)
+        if expired:   # out of the lobby, as expire_unjoined left it
+            self.index.expire(game_id, session.game_type, session.created_at)
+        else:
+            self.index.record(game_id, session.game_type, session.status, session.created_at)
         for field, seat in self.store.get_meta_prefixed(game_id, "token:").items():
             self.index.record_token(field[len("token:"):], game_id, int(seat))
         if session.status == SCORED:

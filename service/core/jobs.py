@@ -7,14 +7,15 @@ from typing import Protocol
 
 
 class Jobs(Protocol):
-    def bot_turn(self, game_id: str, seat: int, version: int) -> None: ...
-    def score(self, game_id: str) -> None: ...
+    # background: the game has no player seat (its jobs wait behind every other game's)
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None: ...
+    def score(self, game_id: str, background: bool = False) -> None: ...
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None: ...
 
 
 class NoJobs:
     """For tools that only read (the CLI's replay, verify and export)."""
 
-    def bot_turn(self, game_id, seat, version): pass
-    def score(self, game_id): pass
+    def bot_turn(self, game_id, seat, version, background=False): pass
+    def score(self, game_id, background=False): pass
     def turn_timeout(self, game_id, seat, version, seconds): pass

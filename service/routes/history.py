@@ -9,6 +9,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..core.streams import NDJSON, SSE
+from ..errors import ApiError
+from ..limits import MAX_INT_DIGITS, ascii_int
 from ..streaming import open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
@@ -44,8 +46,11 @@ class Events(MethodView):
         kind = stream_kind(request.accept_mimetypes)
         if kind is not None:
             resume = request.headers.get("Last-Event-ID", "")
-            if kind == SSE and resume.isdigit():
-                after = int(resume)
+            if kind == SSE and resume:
+                after = ascii_int(resume)
+                if after is None:
+                    raise ApiError(f"Last-Event-ID: must be a version, 1 to {MAX_INT_DIGITS} ASCII digits",
+                                   {"field": "Last-Event-ID"}, code="invalid_header")
             release = open_wait(query.get("ticket") or bearer())   # 429 too_many_streams past the caps
             try:
                 messages = stream_body(request.environ, game_id, seat, after, kind, query.get("follow"))

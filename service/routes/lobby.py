@@ -7,6 +7,7 @@ from flask_smorest import Blueprint
 
 from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
                        GameSummarySchema, LobbyQuerySchema, LobbySchema)
+from ..ratelimit import check_creation, record_creation
 from .context import games
 
 blp = Blueprint("games", __name__, description="Create, find and join games")
@@ -23,14 +24,19 @@ class Games(MethodView):
     @blp.arguments(CreateGameSchema)
     @blp.response(201, GameSummarySchema)
     @blp.alt_response(422, schema=ErrorSchema, description="unknown type, bad options or seat count")
+    @blp.alt_response(429, schema=ErrorSchema, description="too many games created from this address "
+                      "(`too_many_games`), or too many live games only bots play (`too_many_bot_games`)")
     def post(self, body):
         """Create a game: its type, options and seats (open, or a bot with a level).
 
         The response publishes the commitment to the game's secret seed; the seed itself is
         revealed when the game is scored."""
         seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
+        all_bots = all(s.get("bot") for s in seats)
+        check_creation(all_bots, lambda game_id: games().load(game_id).status)   # 429s
         session = games().create(body["type"], body["options"], seats, seed=body.get("seed"),
                                  turn_timeout=body.get("turn_timeout"))
+        record_creation(session.game_id, all_bots)
         return games().summary(session)
 
 

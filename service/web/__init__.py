@@ -56,6 +56,15 @@ def replay(game_id):
     return _page("replay.html")
 
 
+def _words(field: str, describe):
+    """The words for one part of the body; a part not shaped as the API returns it (the
+    drawing code reads the API's shapes) is a 422 naming it, not a failure of the service."""
+    try:
+        return describe()
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError, RecursionError) as err:
+        raise Invalid(f"{field}: not shaped as the API returns it ({type(err).__name__})", {"field": field}) from None
+
+
 @blueprint.post("/web/api/words")
 def words():
     """Words for what the caller already has. Body: `type`, `seats` (as in a view), `viewer`
@@ -70,22 +79,24 @@ def words():
         raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
     seats = body.get("seats") if isinstance(body.get("seats"), list) else []
     viewer = body.get("viewer") if isinstance(body.get("viewer"), int) else None
-    out: dict = {"seat_labels": [render.seat_label(seats, s, viewer) for s in range(len(seats))]}
+    out: dict = {"seat_labels": _words("seats", lambda: [render.seat_label(seats, s, viewer)
+                                                          for s in range(len(seats))])}
     events = body.get("events")
     if isinstance(events, list):
-        out["events"] = [{"version": e.get("version"), "type": e.get("type"),
-                          "text": render.describe_event(game_type, e, seats, viewer)}
-                         for e in events[:MAX_ITEMS] if isinstance(e, dict)]
+        out["events"] = [_words(f"events.{i}", lambda e=e: {
+            "version": e.get("version"), "type": e.get("type"),
+            "text": render.describe_event(game_type, e, seats, viewer)})
+            for i, e in enumerate(events[:MAX_ITEMS]) if isinstance(e, dict)]
     actions = body.get("actions")
     if isinstance(actions, list):
-        out["actions"] = [render.describe_action(game_type, a) if isinstance(a, dict) else str(a)
-                          for a in actions[:MAX_ITEMS]]
+        out["actions"] = [_words(f"actions.{i}", lambda a=a: render.describe_action(game_type, a))
+                          if isinstance(a, dict) else str(a) for i, a in enumerate(actions[:MAX_ITEMS])]
     if isinstance(body.get("view"), dict):
-        out["text"] = render.draw_view(body["view"])
+        out["text"] = _words("view", lambda: render.draw_view(body["view"]))
     if "full_state" in body:
-        out["hands"] = render.revealed_hands(game_type, body["full_state"], len(seats))
+        out["hands"] = _words("full_state", lambda: render.revealed_hands(game_type, body["full_state"], len(seats)))
     if isinstance(body.get("result"), dict):
-        out["result"] = render.result_words(body["result"], seats, viewer)
+        out["result"] = _words("result", lambda: render.result_words(body["result"], seats, viewer))
     return jsonify(out)
 
 

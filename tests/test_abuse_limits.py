@@ -1,0 +1,85 @@
+"""Limits against one client's abuse: game creation capped per address (429 too_many_games),
+live all-bot games capped per creating address (429 too_many_bot_games), both with
+Retry-After and changing nothing; open games nobody joins leave the lobby, their log kept."""
+
+import time
+
+from ops.drills import _kit
+from ops.drills.hostile import store_digest
+
+ALL_BOTS = {"type": "big-shot", "seats": [{"bot": "random"}, {"bot": "random"}]}
+OPEN = {"type": "big-shot", "seats": [{}, {}]}
+
+
+def _keep_in_one_window(seconds: int = 60) -> None:
+    if seconds - time.time() % seconds < 2:
+        time.sleep(seconds - time.time() % seconds + 0.05)
+
+
+def test_creation_is_capped_per_address_with_a_clear_429(redis_client):
+    _keep_in_one_window()
+    app = _kit.make_app(redis_client, CREATE_LIMIT="3/60")
+    http = app.test_client()
+    statuses = [http.post("/v1/games", json=OPEN, environ_base={"REMOTE_ADDR": "10.9.0.1"}).status_code
+                for _ in range(3)]
+    assert statuses == [201] * 3
+    before = store_digest(redis_client)
+    refused = http.post("/v1/games", json=OPEN, environ_base={"REMOTE_ADDR": "10.9.0.1"})
+    assert refused.status_code == 429
+    assert refused.json["error"]["code"] == "too_many_games"
+    assert "3 games in 60 s" in refused.json["error"]["message"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert store_digest(redis_client) == before        # nothing created
+    other = http.post("/v1/games", json=OPEN, environ_base={"REMOTE_ADDR": "10.9.0.2"})
+    assert other.status_code == 201
+
+
+def test_live_all_bot_games_are_capped_per_creator(redis_client):
+    app = _kit.make_app(redis_client, BOT_GAMES_PER_ADDRESS=2)
+    http = app.test_client()
+    at = {"REMOTE_ADDR": "10.8.0.1"}
+    made = [http.post("/v1/games", json=ALL_BOTS, environ_base=at) for _ in range(2)]
+    assert [r.status_code for r in made] == [201, 201]
+    refused = http.post("/v1/games", json=ALL_BOTS, environ_base=at)
+    assert refused.status_code == 429 and refused.json["error"]["code"] == "too_many_bot_games"
+    assert refused.headers["Retry-After"]
+    # A game with a player seat is not capped, nor is another address.
+    assert http.post("/v1/games", json=OPEN, environ_base=at).status_code == 201
+    assert http.post("/v1/games", json=ALL_BOTS, environ_base={"REMOTE_ADDR": "10.8.0.2"}).status_code == 201
+    # Once one of the creator's bot games is over, it may start another.
+    service = app.extensions["games"]
+    service.jobs.drain(service)
+    assert service.load(made[0].json["game_id"]).status == "scored"
+    assert http.post("/v1/games", json=ALL_BOTS, environ_base=at).status_code == 201
+
+
+def test_unjoined_games_leave_the_lobby_and_keep_their_log(redis_client):
+    from workers import jobs as job_functions
+
+    app = _kit.make_app(redis_client)
+    service = app.extensions["games"]
+    http = app.test_client()
+    old = http.post("/v1/games", json=OPEN).json["game_id"]
+    joined = http.post("/v1/games", json=OPEN).json["game_id"]
+    http.post(f"/v1/games/{joined}/seats/0", json={"name": "ann"})
+    time.sleep(0.05)
+    fresh_at = int(time.time() * 1000)
+    fresh = http.post("/v1/games", json=OPEN).json["game_id"]
+    listed = {g["game_id"] for g in http.get("/v1/games?status=open").json["games"]}
+    assert {old, joined, fresh} <= listed
+    log_before = service.store.read(old)
+    expired = service.expire_unjoined(0, now_ms=fresh_at)
+    assert old in expired and joined in expired and fresh not in expired
+    lobby = {g["game_id"] for g in http.get("/v1/games").json["games"]}
+    assert old not in lobby and fresh in lobby
+    assert http.get(f"/v1/games/{old}").status_code == 200            # its log is kept
+    assert service.store.read(old) == log_before
+    assert http.get(f"/v1/games/{old}/verify").json["ok"]
+    # Joined after all: back in the lobby, under its new status.
+    http.post(f"/v1/games/{joined}/seats/1", json={"name": "bob"})
+    assert joined in {g["game_id"] for g in http.get("/v1/games?status=active").json["games"]}
+    # The reconciler does it with the configured expiry.
+    service.lobby_expiry = 0.01
+    time.sleep(0.05)
+    job_functions.reconcile(service)
+    assert fresh not in {g["game_id"] for g in http.get("/v1/games").json["games"]}
