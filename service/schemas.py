@@ -93,6 +93,8 @@ class ViewSchema(Schema):
     legal_actions = fields.List(fields.Dict(), required=True, metadata={
         "description": "complete actions, or templates whose integer fields are {\"min\": a, \"max\": b}"})
     result = fields.Nested(ResultSchema)
+    rules_version = fields.Integer(metadata={
+        "description": "the rules version the game is played by (its creation event's); present from version 2"})
 
 
 class GameDetailSchema(GameSummarySchema):
