@@ -54,6 +54,21 @@ CASES: dict[str, tuple[str, dict, tuple[str, ...]]] = {
     "big-shot-2p": ("big-shot", {}, ("human", "heuristic")),
     "big-shot-3p": ("big-shot", {}, ("human", "heuristic", "random")),
     "big-shot-4p": ("big-shot", {}, ("human", "heuristic", "random", "heuristic")),
+    # rules version 2 (recorded after the change; the cases above stay version 1 forever),
+    # at every point where the versions differ
+    "speculation-v2-4p-hand4": ("speculation", {"hand_size": 4}, ("human", "heuristic", "random", "heuristic")),
+    "speculation-v2-5p-hand5": ("speculation", {"hand_size": 5},
+                                ("human", "heuristic", "random", "heuristic", "random")),
+    "speculation-v2-4p-ante-alone": ("speculation", {"ante": 3, "deals": 6},
+                                     ("human", "random", "heuristic", "heuristic")),
+    "spekulation-v2-dice-plain": ("spekulation", {"edition": "dice", "board": "plain"},
+                                  ("human", "heuristic", "random")),
+    "spekulation-v2-dice-star": ("spekulation", {"edition": "dice", "board": "star"},
+                                 ("human", "heuristic", "heuristic", "random", "heuristic")),
+    "spekulation-v2-tiles-plain": ("spekulation", {"edition": "tiles", "board": "plain"},
+                                   ("human", "random", "heuristic", "heuristic")),
+    "big-shot-v2-3p": ("big-shot", {}, ("human", "heuristic", "random")),
+    "big-shot-v2-4p": ("big-shot", {}, ("human", "random", "heuristic", "random")),
 }
 
 
