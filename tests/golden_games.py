@@ -67,6 +67,8 @@ CASES: dict[str, tuple[str, dict, tuple[str, ...]]] = {
                                  ("human", "heuristic", "heuristic", "random", "heuristic")),
     "spekulation-v2-tiles-plain": ("spekulation", {"edition": "tiles", "board": "plain"},
                                    ("human", "random", "heuristic", "heuristic")),
+    "speculate-v2-5p": ("speculate", {}, ("human", "heuristic", "random", "heuristic", "heuristic")),
+    "speculate-v2-6p": ("speculate", {}, ("human", "heuristic", "heuristic", "random", "heuristic", "heuristic")),
     "big-shot-v2-3p": ("big-shot", {}, ("human", "heuristic", "random")),
     "big-shot-v2-4p": ("big-shot", {}, ("human", "random", "heuristic", "random")),
 }

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from events.envelope import canonical
+from projections.speculate import parse_objective
 from projections.verify import verify_log
 from tests.golden_games import decode_export, golden_names, load_case, observe
 
@@ -63,6 +64,12 @@ def test_version_2_golden_games_pass_the_points_where_the_versions_differ():
         assert {a for t, d in events if t == "antes" for a in d["amounts"]} == amounts, name
         assert {d["stock"] for t, d in events if t == "deal"} == {52 - 1 - sum(d["piles"])
                                                                  for t, d in events if t == "deal"}
+    # speculate at 5 and 6 players: the re-tuned objective targets, played out
+    for name, level_4 in (("speculate-v2-5p", (500, 375, 250)), ("speculate-v2-6p", (600, 450, 300))):
+        events = _events(name)
+        decks = [d["objective_decks"] for t, d in events if t == "game_started"][0]
+        assert {tuple(sorted(v for v in parse_objective(oid)[1] if v)) for oid in decks[3]} == {tuple(sorted(level_4))}
+        assert any(t == "objective_met" for t, _ in events) and events[-1][0] == "game.scored"
 
 
 @pytest.mark.parametrize("name", NAMES)

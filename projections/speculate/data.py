@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import NamedTuple, Optional
 
 NAME = "speculate"
-RULES_VERSION = 1
-RULES_VERSIONS = (1,)
+# 2: the economy at 5 and 6 players re-tuned (data: `rules_versions` in the JSON file)
+RULES_VERSION = 2
+RULES_VERSIONS = (1, 2)
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 HIDDEN_INFORMATION = True
