@@ -8,9 +8,13 @@ one from its stored bytes, verifies it, and compares the result, the views and d
 every viewer's live event stream and ledger byte for byte. Any change to the rules, the
 disclosure or the fold that alters a recorded game fails it.
 
-Regenerate (only when a change is *meant* to alter new games, never old ones):
+Record the cases that have no recording yet (an existing recording is never overwritten:
+a change meant to alter new games is a new rules version, recorded as new cases beside the
+old ones, which keep passing as they are):
 
-    make golden        # python -m tests.golden_games
+    make golden        # python -m tests.golden_games [NAME ...]
+
+A case is recorded at its game's current RULES_VERSION; `-v2-` in a name marks version 2.
 """
 
 from __future__ import annotations
@@ -162,7 +166,8 @@ def _play_case(service, jobs, game_type: str, options: dict, plan: Iterable[str]
 
 
 def record(names: Optional[list[str]] = None) -> list[str]:
-    """Play and write every case (or those named). Returns the names written."""
+    """Play and write every case (or those named) that has no recording yet; an existing one
+    is kept as it is. Returns the names written."""
     import fakeredis
 
     from tests.service_kit import make_service
@@ -170,6 +175,9 @@ def record(names: Optional[list[str]] = None) -> list[str]:
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     written = []
     for name in names or sorted(CASES):
+        if os.path.exists(os.path.join(GOLDEN_DIR, f"{name}.ndjson")):
+            print(f"{name}: kept (recordings are never re-recorded)", file=sys.stderr)
+            continue
         game_type, options, plan = CASES[name]
         service, jobs = make_service(fakeredis.FakeRedis())
         seed = hashlib.sha256(f"golden/{name}".encode()).hexdigest()
