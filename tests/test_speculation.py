@@ -174,7 +174,6 @@ def test_bad_options_are_rejected(bad):
         g.OptionsSchema().load(bad)
 
 
-@pytest.mark.parametrize("seats", [2, 9])
 def test_version_2_default_stack_follows_the_ante():
     def stakes(players, rules_version=g.RULES_VERSION, **options):
         cfg = g.new_state(g.OptionsSchema().load(options), players, rules_version=rules_version).cfg
