@@ -122,3 +122,29 @@ def test_a_version_1_game_is_folded_with_version_1_rules(name):
     header, _, events = decode_export(load_case(name)[0])
     session = fold(events, header["game_id"])
     assert session.rules_version == 1 and session.state.rules_version == 1
+
+
+def test_a_snapshot_pickled_before_states_kept_their_version_is_refolded(monkeypatch):
+    import pickle
+
+    import fakeredis
+
+    from projections import big_shot
+    from projections.session import fold
+    from tests.service_kit import make_service
+
+    monkeypatch.setattr(big_shot, "RULES_VERSION", 1)     # a game created before version 2 shipped
+    client = fakeredis.FakeRedis()
+    service, _ = make_service(client)
+    session = service.create("big-shot", {}, [{}, {"bot": "random"}])
+    game_id = session.game_id
+    session, _ = service.claim(game_id, 0, "alice")
+    assert session.rules_version == 1 and session.state.rules_version == 1
+    old = pickle.loads(pickle.dumps(session))
+    del old.state.__dict__["rules_version"]                  # as pickled by the code before the field
+    assert old.state.rules_version == 2                      # read through: the class default, wrong
+    service.store.save_snapshot(game_id, session.version, session.head, pickle.dumps(old))
+    fresh, _ = make_service(client)
+    loaded = fresh.load(game_id)
+    assert loaded.state.rules_version == 1
+    assert loaded == fold(service.store.read(game_id), game_id)
