@@ -79,11 +79,15 @@ class OptionsSchema(Schema):
 
     hand_size = fields.Integer(strict=True, load_default=3, validate=validate.OneOf([3, 4, 5]))
     ante = fields.Integer(strict=True, load_default=None, allow_none=True,
-                          validate=validate.Range(min=1, max=1000))
+                          validate=validate.Range(min=1, max=1000),
+                          metadata={"description": "null: by hand size (3: 4, 4: 5, 5: 6)"})
     dealer_ante = fields.Integer(strict=True, load_default=None, allow_none=True,
-                                 validate=validate.Range(min=1, max=1000))
+                                 validate=validate.Range(min=1, max=1000),
+                                 metadata={"description": "null: the ante when `ante` is given, else by hand size "
+                                                          "(3: 6, 4: 8, 5: 10)"})
     starting_chips = fields.Integer(strict=True, load_default=None, allow_none=True,
-                                    validate=validate.Range(min=1, max=1_000_000))
+                                    validate=validate.Range(min=1, max=1_000_000),
+                                    metadata={"description": "null: 2.5 x players x ante, rounded up"})
     deals = fields.Integer(strict=True, load_default=None, allow_none=True,
                            validate=validate.Range(min=1, max=200))
     jack_five_bonus = StrictBoolean(load_default=False)
