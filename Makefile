@@ -45,7 +45,7 @@ bench: $(BENCH_STAMP)
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
 
-# Re-record the golden games (tests/golden/): only when a change is meant to alter new games.
+# Record the golden games that have none yet (tests/golden/); existing ones are never re-recorded.
 golden: $(STAMP)
 	$(BIN)/python -m tests.golden_games
 

@@ -26,12 +26,16 @@ from typing import Any, Optional, Sequence
 
 from marshmallow import RAISE, Schema
 
-from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
+from projections.game import (BANK, IllegalAction, Transfer, check_rules_version, replace, rules_version_field,
+                              seat_account)
 from projections.kernel import Action, Actions, Batch, Choice, Int, evolver, ledger
 
 
 NAME = "big-shot"
-RULES_VERSION = 1
+# 2: an auction ends as soon as all players but one have passed (nobody bid: the active
+# player takes the lot free at once); a seat's next loan is shown only when it may borrow.
+RULES_VERSION = 2
+RULES_VERSIONS = (1, 2)
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 HIDDEN_INFORMATION = False
@@ -177,13 +181,14 @@ class State:
     ranks: tuple = ()
     winners: tuple = ()
     owned: tuple = ()                 # districts owned per seat at the end
+    rules_version: int = rules_version_field(RULES_VERSION)
 
 
-def new_state(options: dict, seats: int) -> State:
+def new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State:
     if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
         raise ValueError(f"{NAME} is for {MIN_PLAYERS}-{MAX_PLAYERS} players")
     return State(
-        players=seats,
+        players=seats, rules_version=check_rules_version(rules_version, RULES_VERSIONS, NAME),
         cash=(0,) * seats,
         loans=(0,) * seats,
         passed=(False,) * seats,
@@ -226,6 +231,21 @@ def loan_amount(state: State, seat: int) -> int:
     if sum(state.loans) >= LOAN_CARDS:
         return 0
     return max(0, LOAN_FIRST - state.loans[seat])
+
+
+def no_loan_reason(state: State, seat: int) -> Optional[str]:
+    """Why this seat may not borrow in the auction under way (None: it may, on its bidding turn)."""
+    if state.phase != "auction":
+        return "no auction under way"
+    if state.passed[seat]:
+        return "passed in this auction"
+    if state.borrowed[seat]:
+        return "already borrowed in this auction"
+    if sum(state.loans) >= LOAN_CARDS:
+        return "no loan cards left"
+    if loan_amount(state, seat) <= 0:
+        return "a further loan would pay nothing"
+    return None
 
 
 def owner_of_colour(state: State, colour: Optional[str]) -> Optional[int]:
@@ -325,9 +345,11 @@ def _ev_borrowed(state: State, e: dict) -> State:
 
 
 def _bidder_after(state: State, seat: int, passed: tuple, high_bidder: int) -> int:
-    """Who bids after `seat`'s turn: -1 once all but the high bidder have passed (or all have)."""
+    """Who bids after `seat`'s turn: -1 once the auction is over. Version 2: as soon as all but
+    one have passed (with no bid, the one left is the active player, who takes the lot free).
+    Version 1 gave that last player one more bidding turn unless they held the high bid."""
     alive = passed.count(False)
-    if alive == 0 or (alive == 1 and high_bidder >= 0):
+    if alive == 0 or (alive == 1 and (high_bidder >= 0 or state.rules_version >= 2)):
         return -1
     return _next_bidder(state, seat, passed)
 
@@ -607,10 +629,16 @@ def view(state: State, seat: Optional[int]) -> dict:
         })
     seats = []
     for s in range(state.players):
-        seats.append({"seat": s, "colour": state.colours[s] if state.colours else None,
-                      "cash": state.cash[s], "loans": state.loans[s],
-                      "next_loan": loan_amount(state, s),
-                      "districts": [x["name"] for x in districts if x["owner"] == s]})
+        seat_view = {"seat": s, "colour": state.colours[s] if state.colours else None,
+                     "cash": state.cash[s], "loans": state.loans[s],
+                     "next_loan": loan_amount(state, s),
+                     "districts": [x["name"] for x in districts if x["owner"] == s]}
+        if state.rules_version >= 2:
+            # the next loan's value only when the seat may borrow in this auction
+            reason = no_loan_reason(state, s)
+            seat_view["next_loan"] = None if reason else loan_amount(state, s)
+            seat_view["no_loan"] = reason
+        seats.append(seat_view)
     auction = None
     if state.phase == "auction":
         auction = {"space": state.space, "lot": list(state.spaces[state.space]),

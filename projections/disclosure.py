@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 
 from events.envelope import StoredEvent
 
+from .game import RECORDED_IN_CREATION
 from .session import PLATFORM_EVENTS, Session, evolve
 
 
@@ -79,13 +80,19 @@ def view_for(session: Session, viewer: Optional[int]) -> dict:
                              if viewer is not None and viewer in to_act else [])}
     if session.finished and game.is_over(session.state):
         out["result"] = session.result or game.result(session.state)
+    if session.rules_version > 1:
+        # the rules this game is played by (its creation event's); views of version-1 games
+        # are pinned as they were recorded (tests/golden), so they do not carry it
+        out["rules_version"] = session.rules_version
     return out
 
 
 def full_state(state) -> object:
-    """The whole rules state as JSON (hidden parts included): only for ended games."""
+    """The whole rules state as JSON (hidden parts included): only for ended games. The
+    rules version is left out (it is the summary's `rules_version`)."""
     if dataclasses.is_dataclass(state) and not isinstance(state, type):
-        return {f.name: full_state(getattr(state, f.name)) for f in dataclasses.fields(state)}
+        return {f.name: full_state(getattr(state, f.name)) for f in dataclasses.fields(state)
+                if not f.metadata.get(RECORDED_IN_CREATION)}
     if isinstance(state, dict):
         return {str(k): full_state(v) for k, v in state.items()}
     if isinstance(state, (list, tuple)):

@@ -4,14 +4,17 @@ A game is a module (or object) with these attributes; all functions are pure:
 no I/O, no clock, no global randomness, no Redis, no Flask.
 
     NAME: str                       # the game id, e.g. "speculation"
-    RULES_VERSION: int              # recorded in the game's creation event
+    RULES_VERSION: int              # the version new games get, recorded in their creation event
     MIN_PLAYERS: int, MAX_PLAYERS: int
     OptionsSchema: marshmallow.Schema subclass   # options with defaults; load() validates
     ACTION_SCHEMAS: dict[str, marshmallow.Schema subclass]  # one per action "type" (for OpenAPI)
     HIDDEN_INFORMATION: bool        # True when some seat may not see everything while live
 
-    new_state(options: dict, seats: int) -> State
-        The state before anything random happened (options already loaded by OptionsSchema).
+    new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State
+        The state before anything random happened (options already loaded by OptionsSchema),
+        under the rules version given: the session passes the one recorded in the game's
+        creation event, so a game is played, replayed and verified by its own version forever.
+        A state keeps it in a field made by `rules_version_field` (see below).
     start(state, rng: Draws) -> list[dict]
         The opening events (shuffles, first player draws, ...). Every random outcome is
         written into an event so that replays never re-roll.
@@ -80,6 +83,23 @@ class Transfer:
     def as_dict(self) -> dict[str, Any]:
         return {"from": self.frm, "to": self.to, "asset": self.asset,
                 "quantity": self.quantity, "price": self.price}
+
+
+def rules_version_field(latest: int):
+    """The state field holding the game's rules version (default: the latest, for states
+    built directly). It is a fact of the session (`game.created`, the summary's
+    `rules_version`), not of play: `disclosure.full_state` leaves it out, so the whole state of
+    a game recorded before versions existed reads exactly as it did."""
+    return field(default=latest, metadata={RECORDED_IN_CREATION: True})
+
+
+RECORDED_IN_CREATION = "recorded_in_creation"
+
+
+def check_rules_version(version: int, known: tuple[int, ...], name: str) -> int:
+    if version not in known:
+        raise ValueError(f"{name} has no rules version {version!r} (known: {list(known)})")
+    return version
 
 
 def seat_account(seat: int) -> str:

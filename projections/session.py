@@ -70,7 +70,7 @@ def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Se
     return Session(game_id=game_id, game_type=data["game_type"], rules_version=data["rules_version"],
                    options=data["options"], platform=data["platform"], seats=seats,
                    commitment=data["commitment"], created_at=event.at,
-                   state=game.new_state(data["options"], len(seats)))
+                   state=game.new_state(data["options"], len(seats), rules_version=data["rules_version"]))
 
 
 def _with(session: Session, **changes) -> Session:

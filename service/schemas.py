@@ -76,7 +76,8 @@ class GameSummarySchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["open", "active", "ended", "scored"]))
     version = fields.Integer(required=True)
     head = fields.String(required=True)
-    rules_version = fields.Integer(required=True)
+    rules_version = fields.Integer(required=True, metadata={
+        "description": "the rules version the game is played, replayed and verified by (its creation event's)"})
     options = fields.Dict(required=True)
     platform_options = fields.Dict(required=True)
     seats = fields.List(fields.Nested(SeatSchema), required=True)
@@ -100,6 +101,8 @@ class ViewSchema(Schema):
     legal_actions = fields.List(fields.Dict(), required=True, metadata={
         "description": "complete actions, or templates whose integer fields are {\"min\": a, \"max\": b}"})
     result = fields.Nested(ResultSchema)
+    rules_version = fields.Integer(metadata={
+        "description": "the rules version the game is played by (its creation event's); present from version 2"})
 
 
 class GameDetailSchema(GameSummarySchema):
@@ -124,7 +127,8 @@ class GameTypeSchema(Schema):
     name = fields.String(required=True)
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
-    rules_version = fields.Integer(required=True)
+    rules_version = fields.Integer(required=True, metadata={
+        "description": "the rules version a game created now gets (the games' pages list every version)"})
     hidden_information = fields.Boolean(required=True)
     options = fields.Dict(required=True, metadata={"description": "each option: type, default, allowed values"})
     actions = fields.List(fields.String(), required=True)

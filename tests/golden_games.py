@@ -8,9 +8,13 @@ one from its stored bytes, verifies it, and compares the result, the views and d
 every viewer's live event stream and ledger byte for byte. Any change to the rules, the
 disclosure or the fold that alters a recorded game fails it.
 
-Regenerate (only when a change is *meant* to alter new games, never old ones):
+Record the cases that have no recording yet (an existing recording is never overwritten:
+a change meant to alter new games is a new rules version, recorded as new cases beside the
+old ones, which keep passing as they are):
 
-    make golden        # python -m tests.golden_games
+    make golden        # python -m tests.golden_games [NAME ...]
+
+A case is recorded at its game's current RULES_VERSION; `-v2-` in a name marks version 2.
 """
 
 from __future__ import annotations
@@ -54,6 +58,23 @@ CASES: dict[str, tuple[str, dict, tuple[str, ...]]] = {
     "big-shot-2p": ("big-shot", {}, ("human", "heuristic")),
     "big-shot-3p": ("big-shot", {}, ("human", "heuristic", "random")),
     "big-shot-4p": ("big-shot", {}, ("human", "heuristic", "random", "heuristic")),
+    # rules version 2 (recorded after the change; the cases above stay version 1 forever),
+    # at every point where the versions differ
+    "speculation-v2-4p-hand4": ("speculation", {"hand_size": 4}, ("human", "heuristic", "random", "heuristic")),
+    "speculation-v2-5p-hand5": ("speculation", {"hand_size": 5},
+                                ("human", "heuristic", "random", "heuristic", "random")),
+    "speculation-v2-4p-ante-alone": ("speculation", {"ante": 3, "deals": 6},
+                                     ("human", "random", "heuristic", "heuristic")),
+    "spekulation-v2-dice-plain": ("spekulation", {"edition": "dice", "board": "plain"},
+                                  ("human", "heuristic", "random")),
+    "spekulation-v2-dice-star": ("spekulation", {"edition": "dice", "board": "star"},
+                                 ("human", "heuristic", "heuristic", "random", "heuristic")),
+    "spekulation-v2-tiles-plain": ("spekulation", {"edition": "tiles", "board": "plain"},
+                                   ("human", "random", "heuristic", "heuristic")),
+    "speculate-v2-5p": ("speculate", {}, ("human", "heuristic", "random", "heuristic", "heuristic")),
+    "speculate-v2-6p": ("speculate", {}, ("human", "heuristic", "heuristic", "random", "heuristic", "heuristic")),
+    "big-shot-v2-3p": ("big-shot", {}, ("human", "heuristic", "random")),
+    "big-shot-v2-4p": ("big-shot", {}, ("human", "random", "heuristic", "random")),
 }
 
 
@@ -145,7 +166,8 @@ def _play_case(service, jobs, game_type: str, options: dict, plan: Iterable[str]
 
 
 def record(names: Optional[list[str]] = None) -> list[str]:
-    """Play and write every case (or those named). Returns the names written."""
+    """Play and write every case (or those named) that has no recording yet; an existing one
+    is kept as it is. Returns the names written."""
     import fakeredis
 
     from tests.service_kit import make_service
@@ -153,6 +175,9 @@ def record(names: Optional[list[str]] = None) -> list[str]:
     os.makedirs(GOLDEN_DIR, exist_ok=True)
     written = []
     for name in names or sorted(CASES):
+        if os.path.exists(os.path.join(GOLDEN_DIR, f"{name}.ndjson")):
+            print(f"{name}: kept (recordings are never re-recorded)", file=sys.stderr)
+            continue
         game_type, options, plan = CASES[name]
         service, jobs = make_service(fakeredis.FakeRedis())
         seed = hashlib.sha256(f"golden/{name}".encode()).hexdigest()

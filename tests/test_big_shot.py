@@ -269,14 +269,44 @@ def test_auction_ends_when_all_but_one_passed_and_the_winner_pays_and_takes_the_
 
 
 def test_nobody_bids_the_active_player_takes_the_lot_free():
+    # rules version 2: the auction ends the moment all but one have passed
     state = at_auction(players=3, active=1, space=2)
     state, _ = act(state, 2, {"type": "pass"})
+    assert g.to_act(state) == [0]
+    state, events = act(state, 0, {"type": "pass"})
+    assert [e["type"] for e in events] == ["passed", "lot_sold"]   # no bidding turn for the active player
+    assert events[-1]["seat"] == 1 and events[-1]["price"] == 0 and events[-1]["free"] is True
+    assert events[-1]["cubes"] == ["red", "red", "blue", "green"]
+    assert state.cash[1] == 10 and state.loans[1] == 0 and state.phase == "place" and g.to_act(state) == [1]
+    assert g.legal_actions(state, 1)[0]["type"] == "place"           # neither bid nor borrow offered
+
+
+def test_nobody_bids_two_players_the_lot_goes_free_after_one_pass():
+    state = at_auction(players=2, active=0)
+    state, events = act(state, 1, {"type": "pass"})
+    assert events[-1] == {"type": "lot_sold", "seat": 0, "price": 0, "space": 0,
+                          "cubes": ["red", "red", "blue", "green"], "free": True}
+
+
+def test_version_1_gave_the_active_player_a_last_bidding_turn():
+    state = replace(at_auction(players=3, active=1, space=2), rules_version=1)
+    state, _ = act(state, 2, {"type": "pass"})
     state, _ = act(state, 0, {"type": "pass"})
-    assert g.to_act(state) == [1]                 # the active player is included, last
+    assert g.to_act(state) == [1]                 # version 1: the active player still bids
+    assert {a["type"] for a in g.legal_actions(state, 1)} == {"pass", "bid", "borrow"}
     state, events = act(state, 1, {"type": "pass"})
     assert events[-1]["type"] == "lot_sold"
     assert events[-1]["seat"] == 1 and events[-1]["price"] == 0 and events[-1]["free"] is True
     assert state.cash[1] == 10 and g.to_act(state) == [1]
+
+
+def test_a_bid_still_lets_the_others_answer_until_all_but_one_passed():
+    state = at_auction(players=3, active=1, space=2)
+    state, _ = act(state, 2, {"type": "bid", "amount": 3})
+    state, _ = act(state, 0, {"type": "pass"})
+    assert g.to_act(state) == [1]                 # the active player may still outbid
+    state, events = act(state, 1, {"type": "pass"})
+    assert events[-1]["type"] == "lot_sold" and events[-1]["seat"] == 2 and events[-1]["price"] == 3
 
 
 def test_a_player_without_enough_cash_may_only_pass_or_borrow():
@@ -295,6 +325,32 @@ def test_loan_pays_nine_minus_the_loans_held():
         s = at_auction(players=2, active=0, loans=(0, held))
         _, events = act(s, 1, {"type": "borrow"})
         assert events[0]["amount"] == paid
+
+
+def test_view_shows_the_next_loan_only_when_the_seat_may_borrow():
+    state = at_auction(players=3, active=0)
+    seats = g.view(state, None)["seats"]
+    assert [s["next_loan"] for s in seats] == [9, 9, 9] and [s["no_loan"] for s in seats] == [None] * 3
+    state, _ = act(state, 1, {"type": "borrow"})
+    me = g.view(state, 1)["seats"][1]
+    assert me["next_loan"] is None and me["no_loan"] == "already borrowed in this auction"
+    assert me["loans"] == 1 and {"type": "borrow"} not in g.legal_actions(state, 1)
+    state, _ = act(state, 1, {"type": "pass"})
+    assert g.view(state, None)["seats"][1]["no_loan"] == "passed in this auction"
+    gone = at_auction(players=2, active=0, loans=(15, 15))
+    assert [(s["next_loan"], s["no_loan"]) for s in g.view(gone, 0)["seats"]] == [(None, "no loan cards left")] * 2
+    nothing = at_auction(players=2, active=0, loans=(0, 9))
+    assert g.view(nothing, 0)["seats"][1]["no_loan"] == "a further loan would pay nothing"
+    placing = at_placement(players=2)
+    assert g.view(placing, 0)["seats"][0] == {**g.view(placing, 0)["seats"][0], "next_loan": None,
+                                              "no_loan": "no auction under way"}
+
+
+def test_version_1_view_shows_the_next_loan_always():
+    state = replace(at_auction(players=3, active=0), rules_version=1)
+    state, _ = act(state, 1, {"type": "borrow"})
+    me = g.view(state, 1)["seats"][1]
+    assert me["next_loan"] == 8 and "no_loan" not in me
 
 
 def test_no_loan_when_it_would_pay_nothing():
@@ -563,7 +619,10 @@ def test_options_and_action_schemas():
         g.ACTION_SCHEMAS["bid"]().load({"type": "bid", "amount": True})
     with pytest.raises(ValidationError):
         g.ACTION_SCHEMAS["place"]().load({"type": "place", "colour": "pink", "district": "Docks"})
-    assert g.NAME == "big-shot" and g.RULES_VERSION == 1
+    assert g.NAME == "big-shot" and g.RULES_VERSION == 2 and g.RULES_VERSIONS == (1, 2)
+    assert g.new_state({}, 3).rules_version == 2 and g.new_state({}, 3, rules_version=1).rules_version == 1
+    with pytest.raises(ValueError):
+        g.new_state({}, 3, rules_version=3)
     assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (2, 4)
     with pytest.raises(ValueError):
         g.new_state({}, 5)

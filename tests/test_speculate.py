@@ -120,6 +120,35 @@ def test_objective_decks_one_card_per_combination_with_drawn_target_orders():
     assert other["objective_decks"] != decks and other["event_deck"] != events[0]["event_deck"]
 
 
+def test_rules_version_2_retunes_the_objective_targets_at_5_and_6_players_only():
+    v1 = {1: (100, 80, 60), 2: (200, 150, 100), 3: (300, 225, 150), 4: (400, 300, 200)}
+    assert g.RULES_VERSION == 2 and g.RULES_VERSIONS == (1, 2)
+    for n in (3, 4, 5, 6):
+        assert g.economy(n, 1) == (dict({3: 11, 4: 10, 5: 8, 6: 7})[n], v1, 300, 125)
+    assert g.economy(3, 2) == g.economy(3, 1) and g.economy(4, 2) == g.economy(4, 1)
+    assert g.economy(5, 2) == (8, {**v1, 4: (500, 375, 250)}, 300, 125)
+    assert g.economy(6, 2) == (7, {**v1, 3: (350, 260, 175), 4: (600, 450, 300)}, 300, 125)
+    for n, version in ((5, 2), (6, 2), (6, 1), (4, 2)):
+        state = g.new_state({"rounds": None}, n, rules_version=version)
+        events = g.start(state, Draws(SEED, "v2"))
+        for level, deck in enumerate(events[0]["objective_decks"], start=1):
+            for oid in deck:
+                targets = g.parse_objective(oid)[1]
+                assert sorted(v for v in targets if v) == sorted(g.economy(n, version).targets[level])
+        assert events[0]["setup"]["bank_money"] == 300 * n
+    with pytest.raises(ValueError):
+        g.new_state({"rounds": None}, 5, rules_version=3)
+
+
+def test_a_version_1_game_at_6_players_keeps_its_targets():
+    state, events = begin(6)
+    assert state.rules_version == 2 and "=600" in ",".join(events[0]["objective_decks"][3])
+    old = g.new_state({"rounds": None}, 6, rules_version=1)
+    old_events = g.start(old, Draws(SEED, "v2"))
+    assert "=400" in ",".join(old_events[0]["objective_decks"][3])
+    assert "=600" not in ",".join(old_events[0]["objective_decks"][3])
+
+
 def test_rounds_by_player_count_and_option():
     for n, rounds in {3: 11, 4: 10, 5: 8, 6: 7}.items():
         assert begin(n)[0].rounds == rounds

@@ -61,8 +61,8 @@ def deck(n, dealer, piles, turn_up, hand=3, dead=None):
     return [c if c else next(rest) for c in order]
 
 
-def begin(n=4, dealer=0, decks=(), **options):
-    state = g.new_state(g.OptionsSchema().load(options), n)
+def begin(n=4, dealer=0, decks=(), rules_version=g.RULES_VERSION, **options):
+    state = g.new_state(g.OptionsSchema().load(options), n, rules_version=rules_version)
     rng = Rigged(dealer, decks)
     events = g.start(state, rng)
     for e in events:
@@ -148,10 +148,13 @@ NO_TRUMPS = {1: ["2C", "3C", "4C"], 2: ["5C", "6C", "7C"], 3: ["8C", "9C", "TC"]
 # --------------------------------------------------------------------------- options
 
 def test_option_defaults_depend_on_hand_size_and_players():
-    for hand, (ante, dealer_ante) in {3: (4, 6), 4: (5, 8), 5: (6, 10)}.items():
+    # version 2: the default stack is 2.5 x players x ante, rounded up
+    for hand, (ante, dealer_ante), chips in ((3, (4, 6), 50), (4, (5, 8), 63), (5, (6, 10), 75)):
         cfg = g.new_state(g.OptionsSchema().load({"hand_size": hand}), 5).cfg
         assert (cfg.ante, cfg.dealer_ante) == (ante, dealer_ante)
-        assert cfg.starting_chips == 50 and cfg.deals == 10
+        assert cfg.starting_chips == chips and cfg.deals == 10
+        v1 = g.new_state(g.OptionsSchema().load({"hand_size": hand}), 5, rules_version=1).cfg
+        assert (v1.ante, v1.dealer_ante, v1.starting_chips) == (ante, dealer_ante, 50)   # version 1: 10 x players
     loaded = g.OptionsSchema().load({})
     assert loaded == {"hand_size": 3, "ante": None, "dealer_ante": None, "starting_chips": None,
                       "deals": None, "jack_five_bonus": False, "dead_hand": False,
@@ -169,6 +172,36 @@ def test_option_defaults_depend_on_hand_size_and_players():
 def test_bad_options_are_rejected(bad):
     with pytest.raises(ValidationError):
         g.OptionsSchema().load(bad)
+
+
+def test_version_2_default_stack_follows_the_ante():
+    def stakes(players, rules_version=g.RULES_VERSION, **options):
+        cfg = g.new_state(g.OptionsSchema().load(options), players, rules_version=rules_version).cfg
+        return cfg.ante, cfg.dealer_ante, cfg.starting_chips
+    assert [stakes(n)[2] for n in range(3, 9)] == [10 * n for n in range(3, 9)]      # ante 4
+    assert stakes(3, ante=5) == (5, 5, 38)                   # 37.5 rounded up; the dealer pays the same
+    assert [stakes(n, hand_size=5)[2] for n in (3, 4, 7)] == [45, 60, 105]       # ante 6: 15 x players
+    assert stakes(4, starting_chips=7) == (4, 6, 7)          # given: as given
+    assert stakes(4, ante=2, dealer_ante=3) == (2, 3, 20)    # both given: as given
+    assert stakes(4, dealer_ante=9) == (4, 9, 40)            # dealer_ante alone: the ante by hand size
+    assert stakes(4, hand_size=4, dealer_ante=9) == (5, 9, 50)
+    assert stakes(3, rules_version=1, ante=5) == (5, 6, 30)  # version 1: dealer by hand size, 10 x players
+
+
+@pytest.mark.parametrize("hand", [3, 4, 5])
+@pytest.mark.parametrize("players", [3, 4, 5, 6, 7, 8])
+def test_version_2_default_stack_pays_every_ante_of_a_session(hand, players):
+    cfg = g.new_state(g.OptionsSchema().load({"hand_size": hand}), players).cfg
+    # each seat deals deals / players times; a seat that never wins pays every ante
+    dealing = -(-cfg.deals // players)
+    assert cfg.starting_chips >= dealing * cfg.dealer_ante + (cfg.deals - dealing) * cfg.ante
+
+
+def test_ante_given_alone_is_the_dealers_ante_too():
+    state, events, _ = begin(n=4, dealer=2, ante=3)
+    assert events[1]["amounts"] == [3, 3, 3, 3] and state.pot == 12
+    _, events, _ = begin(n=4, dealer=2, ante=3, rules_version=1)
+    assert events[1]["amounts"] == [3, 3, 6, 3]
 
 
 @pytest.mark.parametrize("seats", [2, 9])
@@ -211,7 +244,10 @@ def test_deal_one_at_a_time_from_dealers_left_and_deck_recorded():
     # rotation from the dealer's left: 2, 3, 0, 1; card j goes to that seat j % 4
     assert [g.CODES[c] for c in state.piles[2]] == [d[0], d[4], d[8]]
     assert [g.CODES[c] for c in state.piles[1]] == [d[3], d[7], d[11]]
-    assert deal["piles"] == [3, 3, 3, 3] and deal["stock"] == 40
+    assert deal["piles"] == [3, 3, 3, 3] and deal["stock"] == 39         # after the turn-up, as in views
+    assert g.view(state, None)["stock"] == 39
+    _, events, _ = begin(n=4, dealer=1, rules_version=1)
+    assert events[2]["stock"] == 40                                         # version 1 counted the turn-up
     turn_up = events[3]
     assert turn_up["type"] == "turn_up" and turn_up["card"] == d[12]
 
@@ -621,7 +657,7 @@ def test_longer_hands_raise_the_antes(hand, antes, pot):
     state, events, rng = begin(n=4, hand_size=hand)
     assert events[1]["amounts"] == [antes[1], antes[0], antes[0], antes[0]]
     assert state.pot == pot and all(len(p) == hand for p in state.piles[:4])
-    assert events[2]["stock"] == 52 - 4 * hand
+    assert events[2]["stock"] == 52 - 4 * hand - 1 == g.view(state, None)["stock"]
 
 
 # --------------------------------------------------------------------------- who sees what
@@ -655,7 +691,7 @@ def test_deal_event_is_redacted_for_every_seat():
     for seat in (0, 1, 2, 3, None):
         red = g.redact(before, deal, seat)
         assert red == {"type": "deal", "deal": 1, "dealer": 0, "piles": [3, 3, 3, 3],
-                       "dead_hand": None, "stock": 40}
+                       "dead_hand": None, "stock": 39}
         assert not CODE_RE.findall(json.dumps(red))
     for t in g.transfers(before, deal):
         assert t.visible_to == () and t.redacted_asset == "card" and t.frm == "deck"

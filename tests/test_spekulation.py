@@ -270,8 +270,10 @@ def test_tiles_setup_draws_one_distinct_share_per_player():
 # ---------------------------------------------------------------------------------------
 # trade rounds
 
-def test_trade_round_once_round_the_table_from_the_active_player():
-    state = replace(dice_game(4, seed=5), active=2, trade_seat=2, trades_done=0)
+@pytest.mark.parametrize("version", [1, 2])
+def test_trade_round_once_round_the_table_from_the_active_player(version):
+    state = replace(dice_game(4, seed=5), active=2, trade_seat=2, trades_done=0, rules_version=version)
+    number = state.number
     seen = []
     for _ in range(4):
         seat = g.to_act(state)[0]
@@ -280,7 +282,11 @@ def test_trade_round_once_round_the_table_from_the_active_player():
             g.decide(state, (seat + 1) % 4, {"type": "pass"}, Draws(seed_for(1)))
         state, events = act(state, seat, {"type": "pass"})
     assert seen == [2, 3, 0, 1]
-    assert types(events)[-1] in ("number_rolled",) and state.phase == "commit"
+    assert state.phase == "commit"
+    if version == 1:                                # the number die is rolled after the trade
+        assert types(events)[-1] == "number_rolled"
+    else:                                           # version 2: rolled with the symbol die
+        assert types(events) == ["trade_passed"] and 1 <= number <= 6 and state.number == number
 
 
 def test_buy_and_sell_at_the_current_price():
@@ -416,7 +422,18 @@ def test_minus_one_not_allowed_for_last_place_start_or_end():
 
 @pytest.mark.parametrize("face_index,direction", [(3, "+1"), (4, "-1")])
 def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
+    # version 2 (dice): both dice at the start of the turn, then the skip opens the commit
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(face_index, 2))                     # symbol, number 3
+    assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled", "rank_move_skipped"]
+    assert em.events[1]["face"] == direction and em.events[2]["number"] == 3
+    assert em.state.phase == "commit" and em.state.number == 3
+
+
+@pytest.mark.parametrize("face_index,direction", [(3, "+1"), (4, "-1")])
+def test_version_1_rank_move_skipped_then_the_number_die(face_index, direction):
+    state = replace(dice_game(), phase="next_turn", active=0, turn=1, rules_version=1)
     em = Batch(state, g.evolve)
     rules._continue(em, Scripted(face_index, 2))                     # symbol, then number 3
     assert types(em.events) == ["turn_started", "symbol_rolled", "rank_move_skipped", "number_rolled"]
@@ -428,12 +445,79 @@ def test_symbol_die_faces_and_first_turn():
     assert g.SYMBOL_FACES.count("H") == 3 and set(g.SYMBOL_FACES) == {"H", "+1", "-1", "blank"}
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(0))                                 # H: trade
-    assert em.state.phase == "trade" and em.state.trade_seat == 1
+    rules._continue(em, Scripted(0, 4))                              # H: trade, number 5
+    assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
+    assert em.state.phase == "trade" and em.state.trade_seat == 1 and em.state.number == 5
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(5, 0))                              # blank: straight to the cards
+    assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
+    assert em.events[-1]["number"] == 1 and em.state.phase == "commit" and em.state.commits == (None,) * 3
+
+
+def test_version_1_symbol_die_then_the_number_die_after_the_action():
+    state = replace(dice_game(), phase="next_turn", active=0, turn=1, rules_version=1)
+    em = Batch(state, g.evolve)
+    rules._continue(em, Scripted(0))                                 # H: trade, no number yet
+    assert types(em.events) == ["turn_started", "symbol_rolled"]
+    assert em.state.phase == "trade" and em.state.trade_seat == 1 and em.state.number == 0
+    assert g.view(em.state, 1)["number"] is None
     em = Batch(state, g.evolve)
     rules._continue(em, Scripted(5, 0))                              # blank: straight to the number
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.events[-1]["number"] == 1
+
+
+def test_dice_number_is_public_from_the_start_of_the_turn_and_used_for_the_movement():
+    state, events = start_game(g, {}, 3, seed_for(3))                # turn 1 of a dice game
+    while state.phase == "setup":
+        seat = g.to_act(state)[0]
+        state, events = act(state, seat, g.legal_actions(state, seat)[0])
+    assert types(events)[-2:] == ["first_turn_trade", "number_rolled"]   # symbol set to H, number rolled
+    number = events[-1]["number"]
+    assert state.phase == "trade" and state.number == number
+    for viewer in (None, 0, 1, 2):                                   # public at once, while trading
+        assert g.view(state, viewer)["number"] == number
+    while state.phase == "trade":
+        state, events = act(state, g.to_act(state)[0], {"type": "pass"})
+    assert "number_rolled" not in types(events) and state.phase == "commit"
+    hands = [state.hands[s][0] for s in range(3)]
+    before = state
+    state, events = play_all(state, hands)
+    moved = [e for e in events if e["type"] == "marker_moved"]
+    assert moved and all(e["steps"] == number for e in moved)
+    assert g.view(before, 0)["number"] == number
+    later = [e for e in events if e["type"] in ("symbol_rolled", "number_rolled")]
+    assert types(later) == ["symbol_rolled", "number_rolled"]        # the next turn rolls both at once
+
+
+def test_tiles_edition_still_draws_the_move_tile_at_step_two():
+    state = tiles_game()
+    assert state.phase == "trade" and state.number == 0 and g.view(state, 0)["number"] is None
+    while state.phase == "trade":
+        state, events = act(state, g.to_act(state)[0], {"type": "pass"})
+    assert types(events)[-1] == "move_tile_drawn" and state.phase == "commit"
+
+
+def test_plus_one_never_moves_a_start_marker_onto_the_end():
+    # everything but red and yellow packed up to the last track space: a start marker's
+    # target (in front of the rearmost marker off the start) would lie beyond space 60
+    state = dice_game()
+    state = place(state, green=55, dark_blue=56, light_blue=57, orange=58, brown=59, grey=60)
+    assert g.plus_one_target(state, C["red"]) is None and g.plus_one_target(state, C["yellow"]) is None
+    assert g.plus_one_target(state, C["green"]) == 61             # from the track it may still arrive
+    legal = g.legal_actions(rank_phase(state, "+1"), 0)
+    assert {"type": "rank_move", "company": "red"} not in legal
+    with pytest.raises(IllegalAction) as err:
+        g.decide(rank_phase(state, "+1"), 0, {"type": "rank_move", "company": "red"}, Draws(seed_for(1)))
+    assert err.value.field == "company"
+    assert g.plus_one_target(replace(state, rules_version=1), C["red"]) == 61   # version 1 allowed it
+    # only END markers ahead of the start markers: nobody may move, the +1 is skipped
+    only_end = place(dice_game(), grey=61)
+    assert g.rank_move_candidates(only_end, "+1") == []
+    em = Batch(replace(only_end, phase="next_turn", active=0, turn=1), g.evolve)
+    rules._continue(em, Scripted(3, 0))
+    assert types(em.events)[-1] == "rank_move_skipped"
+    assert g.rank_move_candidates(replace(only_end, rules_version=1), "+1") != []
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import BANK, IllegalAction, Transfer, replace, seat_account
+from projections.game import BANK, IllegalAction, Transfer, check_rules_version, replace, seat_account
 from projections.kernel import Action, Actions, Batch, Int, evolver, ledger
 
 # --- constants -------------------------------------------------------------------------------
@@ -45,7 +45,8 @@ class State:
     over: bool = False
 
 
-def new_state(options: dict, seats: int) -> State:
+def new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State:
+    check_rules_version(rules_version, (1,), NAME)     # one version only: the state need not keep it
     return State(seats=seats, rounds=options["rounds"], chips=(0,) * seats)
 
 

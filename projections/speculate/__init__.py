@@ -17,8 +17,8 @@ from __future__ import annotations
 from .data import (BANK_MARKDOWN, BANK_MARKUP, CARDS, DATA, DATA_PATH, EVENT_CARDS_TUPLE, FEE, FIRST_TURN_TYPES,
                    HIDDEN_INFORMATION, LATE_FEE, LEVELS, MAX_ANNOUNCEMENTS, MAX_PLAYERS, MAX_TYPES_HELD, MIN_PLAYERS,
                    NAME, NT, PRICE_MAX, PRICE_MIN, REWARD_BANK, REWARD_EACH, REWARD_SHARES_VALUE, ROUNDS_BY_PLAYERS,
-                   RULES_VERSION, SHARE_INDEX, SHARES, START_PRICE, TARGETS, objective_id, objective_json,
-                   parse_objective)
+                   RULES_VERSION, RULES_VERSIONS, SHARE_INDEX, SHARES, START_PRICE, TARGETS, Economy, economy,
+                   objective_id, objective_json, parse_objective)
 from .fold import evolve
 from .ledger import transfers
 from .payment import payment_plan
@@ -27,7 +27,7 @@ from .state import Offer, State, _set, is_over, new_state, objective_met, to_act
 from .view import redact, result, score, view
 
 __all__ = [
-    "NAME", "RULES_VERSION", "MIN_PLAYERS", "MAX_PLAYERS", "HIDDEN_INFORMATION", "OptionsSchema", "ACTION_SCHEMAS",
+    "NAME", "RULES_VERSION", "RULES_VERSIONS", "Economy", "economy", "MIN_PLAYERS", "MAX_PLAYERS", "HIDDEN_INFORMATION", "OptionsSchema", "ACTION_SCHEMAS",
     "ACTIONS", "new_state", "start", "decide", "evolve", "view", "redact", "legal_actions", "to_act", "is_over",
     "result", "score", "transfers", "State", "Offer", "objective_met", "payment_plan",
     "DATA", "DATA_PATH", "SHARES", "NT", "SHARE_INDEX", "CARDS", "EVENT_CARDS_TUPLE", "TARGETS", "LEVELS",

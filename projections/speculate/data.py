@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 NAME = "speculate"
-RULES_VERSION = 1
+# 2: the economy at 5 and 6 players re-tuned (data: `rules_versions` in the JSON file)
+RULES_VERSION = 2
+RULES_VERSIONS = (1, 2)
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 HIDDEN_INFORMATION = True
@@ -37,7 +39,23 @@ def _load_data(path: Path = DATA_PATH) -> dict:
     deck = len(types) * (len(data["event_deck"]["price_moves"]) + data["event_deck"]["dividend_cards_per_type"])
     if deck <= MAX_PLAYERS * data["player"]["event_cards"]:
         raise ValueError("speculate data: the event deck must outnumber the cards in hand")
+    for version, changes in data.get("rules_versions", {}).items():
+        if int(version) not in RULES_VERSIONS or int(version) == 1:
+            raise ValueError(f"speculate data: rules_versions names unknown version {version}")
+        for players, economy_ in changes["by_players"].items():
+            if not MIN_PLAYERS <= int(players) <= MAX_PLAYERS or set(economy_) - set(ECONOMY_KEYS):
+                raise ValueError(f"speculate data: version {version}, {players} players: "
+                                 f"only {ECONOMY_KEYS} may be set")
+            if "targets" in economy_ and sorted(economy_["targets"]) != sorted(targets):
+                raise ValueError(f"speculate data: version {version}, {players} players: targets for every level")
+            for level, row in economy_.get("targets", {}).items():
+                if len(row) != len(targets[level]):
+                    raise ValueError(f"speculate data: version {version}: level {level} needs {len(targets[level])} targets")
     return data
+
+
+# what a rules version may set per player count (the economy), and the `Economy` field each sets
+ECONOMY_KEYS = ("rounds", "targets", "bank_money_per_player", "reward_from_bank")
 
 
 DATA = _load_data()
@@ -66,6 +84,38 @@ FIRST_TURN_TYPES = DATA["trading"]["first_turn_types"]
 BANK_MARKUP = DATA["trading"]["bank_buy_markup"]
 BANK_MARKDOWN = DATA["trading"]["bank_sell_markdown"]
 ROUNDS_BY_PLAYERS = {int(k): v for k, v in DATA["rounds_by_players"].items()}
+
+
+class Economy(NamedTuple):
+    """The numbers a rules version sets per player count."""
+
+    rounds: int                                 # when the `rounds` option is not given
+    targets: dict[int, tuple[int, ...]]         # per objective level
+    bank_money_per_player: int
+    reward_from_bank: int
+
+
+def _economies() -> dict[tuple[int, int], Economy]:
+    out = {}
+    for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        current = {"rounds": ROUNDS_BY_PLAYERS[players], "targets": TARGETS,
+                   "bank_money_per_player": BANK_MONEY_PER_PLAYER, "reward_from_bank": REWARD_BANK}
+        for version in RULES_VERSIONS:           # each version changes what it names, keeps the rest
+            changes = DATA.get("rules_versions", {}).get(str(version), {}).get("by_players", {}).get(str(players), {})
+            current = dict(current, **changes)
+            if "targets" in changes:
+                current["targets"] = {int(k): tuple(v) for k, v in changes["targets"].items()}
+            out[(players, version)] = Economy(**current)
+    return out
+
+
+_ECONOMIES = _economies()
+
+
+def economy(players: int, rules_version: int = RULES_VERSION) -> Economy:
+    """The rounds, objective targets, bank money and bank reward of a game of this size under
+    this rules version (version 2 re-tuned 5 and 6 players; 3 and 4 are as in version 1)."""
+    return _ECONOMIES[(players, rules_version)]
 
 
 def _event_cards() -> tuple[dict[str, tuple[int, Optional[int]]], tuple[str, ...]]:

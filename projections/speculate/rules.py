@@ -25,11 +25,10 @@ from marshmallow import RAISE, Schema, fields, validate
 from projections.game import IllegalAction
 from projections.kernel import Action, Actions, Batch, Choice, Int
 
-from .data import (BANK_MARKUP, BANK_MONEY_PER_PLAYER, BANK_SHARES_PER_PLAYER, CARDS, DIVIDEND_DIVISOR,
-                   EVENT_CARDS_TUPLE, FEE, FIRST_TURN_TYPES, HAND_SIZE, LATE_FEE, LEVELS, MAX_ANNOUNCEMENTS, NAME,
-                   NT, PLAYER_MONEY, PLAYER_SHARES, PRICE_MAX, PRICE_MIN, REWARD_BANK, REWARD_EACH,
-                   REWARD_SHARES_VALUE, SHARE_INDEX, SHARES, START_PRICE, TARGETS, objective_id, parse_objective,
-                   shares_json)
+from .data import (BANK_MARKUP, BANK_SHARES_PER_PLAYER, CARDS, DIVIDEND_DIVISOR, EVENT_CARDS_TUPLE, FEE,
+                   FIRST_TURN_TYPES, HAND_SIZE, LATE_FEE, LEVELS, MAX_ANNOUNCEMENTS, NAME, NT, PLAYER_MONEY,
+                   PLAYER_SHARES, PRICE_MAX, PRICE_MIN, REWARD_EACH, REWARD_SHARES_VALUE, SHARE_INDEX, SHARES,
+                   START_PRICE, economy, objective_id, parse_objective, shares_json)
 from .fold import evolve
 from .payment import payment_plan
 from .state import (State, bank_fill, buy_limit, capacity, is_over, objective_met, seats_from, sell_fillable,
@@ -40,19 +39,19 @@ class OptionsSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    # None: by player count (data: 3 players 11, 4: 10, 5: 8, 6: 7).
+    # None: by player count and rules version (data: `rounds_by_players`, `rules_versions`).
     rounds = fields.Integer(strict=True, allow_none=True, load_default=None,
                             validate=validate.Range(min=1, max=50))
 
 
 # --- the opening -------------------------------------------------------------------------------
 
-def _build_objective_decks(rng) -> list[list[str]]:
+def _build_objective_decks(rng, targets: dict[int, tuple[int, ...]]) -> list[list[str]]:
     decks = []
     for level in range(1, LEVELS + 1):
         cards = []
-        for i, combo in enumerate(combinations(range(NT), len(TARGETS[level]))):
-            order = rng.shuffle(f"objective_targets/{level}/{i}", list(TARGETS[level]))
+        for i, combo in enumerate(combinations(range(NT), len(targets[level]))):
+            order = rng.shuffle(f"objective_targets/{level}/{i}", list(targets[level]))
             cards.append(objective_id(level, dict(zip(combo, order))))
         decks.append(rng.shuffle(f"objective_deck/{level}", cards))
     return decks
@@ -60,13 +59,14 @@ def _build_objective_decks(rng) -> list[list[str]]:
 
 def start(state: State, rng) -> list[dict]:
     n = state.players
+    eco = economy(n, state.rules_version)
     b = Batch(state, evolve)
     deck = rng.shuffle("event_deck", list(EVENT_CARDS_TUPLE))
     start_player = rng.below("start_player", n)
     b.emit({"type": "game_started", "players": n, "rounds": state.rounds, "start_player": start_player,
             "setup": {"start_price": START_PRICE, "player_money": PLAYER_MONEY, "player_shares": PLAYER_SHARES,
-                      "bank_money": BANK_MONEY_PER_PLAYER * n, "bank_shares": BANK_SHARES_PER_PLAYER * n},
-            "event_deck": deck, "objective_decks": _build_objective_decks(rng)})
+                      "bank_money": eco.bank_money_per_player * n, "bank_shares": BANK_SHARES_PER_PLAYER * n},
+            "event_deck": deck, "objective_decks": _build_objective_decks(rng, eco.targets)})
     for seat in range(n):
         b.emit({"type": "cards_dealt", "seat": seat, "cards": list(b.state.event_deck[:HAND_SIZE])})
     for seat in range(n):
@@ -181,7 +181,8 @@ def _collect_rewards(b: Batch) -> None:
         b.emit({"type": "reward_paid", "payer": payer, "to": to, "money": 0, "shares": shares_json(counts)})
     s = b.state
     to = s.reward_to
-    b.emit({"type": "reward_paid", "payer": None, "to": to, "money": min(REWARD_BANK, s.bank_money), "shares": {}})
+    reward = economy(s.players, s.rules_version).reward_from_bank
+    b.emit({"type": "reward_paid", "payer": None, "to": to, "money": min(reward, s.bank_money), "shares": {}})
     level = b.state.levels[to]
     if level <= LEVELS and b.state.objective_decks[level - 1]:
         b.emit({"type": "objective_dealt", "seat": to, "level": level,

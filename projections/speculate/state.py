@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .data import (BANK_MARKDOWN, BANK_MARKUP, FIRST_TURN_TYPES, MAX_PLAYERS, MAX_TYPES_HELD, MIN_PLAYERS,
-                   ROUNDS_BY_PLAYERS, parse_objective)
+from projections.game import check_rules_version, rules_version_field
+
+from .data import (BANK_MARKDOWN, BANK_MARKUP, FIRST_TURN_TYPES, MAX_PLAYERS, MAX_TYPES_HELD, MIN_PLAYERS, NAME,
+                   RULES_VERSION, RULES_VERSIONS, economy, parse_objective)
 
 
 @dataclass(frozen=True)
@@ -57,13 +59,15 @@ class State:
     reward_queue: tuple[int, ...] = ()
     pay_prefix: Optional[tuple[int, ...]] = None
     end_reason: Optional[str] = None
+    rules_version: int = rules_version_field(RULES_VERSION)
 
 
-def new_state(options: dict, seats: int) -> State:
+def new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State:
     if not isinstance(seats, int) or isinstance(seats, bool) or not MIN_PLAYERS <= seats <= MAX_PLAYERS:
         raise ValueError(f"speculate takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {seats}")
-    rounds = options.get("rounds") or ROUNDS_BY_PLAYERS[seats]
-    return State(players=seats, rounds=rounds)
+    check_rules_version(rules_version, RULES_VERSIONS, NAME)
+    rounds = options.get("rounds") or economy(seats, rules_version).rounds
+    return State(players=seats, rounds=rounds, rules_version=rules_version)
 
 
 def _set(tup: tuple, i: int, value) -> tuple:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .data import (BANK_MARKDOWN, BANK_MARKUP, DIVIDEND_DIVISOR, FEE, FIRST_TURN_TYPES, LATE_FEE, LEVELS,
-                   MAX_ANNOUNCEMENTS, MAX_TYPES_HELD, NAME, PRICE_MAX, PRICE_MIN, REWARD_BANK, REWARD_EACH,
-                   REWARD_SHARES_VALUE, SHARES, objective_json)
+                   MAX_ANNOUNCEMENTS, MAX_TYPES_HELD, NAME, PRICE_MAX, PRICE_MIN, REWARD_EACH,
+                   REWARD_SHARES_VALUE, SHARES, economy, objective_json)
 from .state import State, objective_met, to_act, value
 
 
@@ -59,7 +59,7 @@ def view(state: State, seat: Optional[int]) -> dict:
             {SHARES[t]: c for t, c in enumerate(state.pay_prefix)}},
         "rules": {"price_min": PRICE_MIN, "price_max": PRICE_MAX, "fee": FEE, "late_fee": LATE_FEE,
                   "bank_buy_markup": BANK_MARKUP, "bank_sell_markdown": BANK_MARKDOWN, "max_types_held": MAX_TYPES_HELD,
-                  "reward_each": REWARD_EACH, "reward_bank": REWARD_BANK,
+                  "reward_each": REWARD_EACH, "reward_bank": economy(n, state.rules_version).reward_from_bank,
                   "dividend_divisor": DIVIDEND_DIVISOR},
         "over": over,
     }

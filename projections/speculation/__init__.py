@@ -7,9 +7,9 @@ from .ledger import transfers
 from .rules import (
     ACTION_SCHEMAS, ACTIONS, ALL_CARDS, AUTO_PHASES, BIDDING, BLIND, CARD_OF, CLOSE, CODES, DEAD_REVEAL,
     DECK_SIZE, DEFAULT_ANTES, HIDDEN_INFORMATION, KIND_BLIND, KIND_TRUMP, MAX_PLAYERS, MIN_PLAYERS, NAME,
-    NEW, OVER, PHASE_ACTIONS, PLAYER_PHASES, PREDEAL, RANKS, REVEAL, RULES_VERSION, SALE, SETTLE, SHUFFLE,
-    SUITS, TURNUP, Config, OptionsSchema, State, decide, evolve, is_over, legal_actions, new_state,
-    result, start, to_act,
+    NEW, OVER, PHASE_ACTIONS, PLAYER_PHASES, PREDEAL, RANKS, REVEAL, RULES_VERSION, RULES_VERSIONS, SALE,
+    SETTLE, SHUFFLE, SUITS, TURNUP, Config, OptionsSchema, State, decide, default_stakes, evolve, is_over,
+    legal_actions, new_state, result, start, stock_after_turn_up, to_act,
 )
 from .view import redact, view
 
@@ -17,7 +17,8 @@ __all__ = [
     "ACTION_SCHEMAS", "ACTIONS", "ALL_CARDS", "AUTO_PHASES", "BIDDING", "BLIND", "CARD_OF", "CLOSE",
     "CODES", "DEAD_REVEAL", "DECK_SIZE", "DEFAULT_ANTES", "HIDDEN_INFORMATION", "KIND_BLIND",
     "KIND_TRUMP", "MAX_PLAYERS", "MIN_PLAYERS", "NAME", "NEW", "OVER", "PHASE_ACTIONS", "PLAYER_PHASES",
-    "PREDEAL", "RANKS", "REVEAL", "RULES_VERSION", "SALE", "SETTLE", "SHUFFLE", "SUITS", "TURNUP",
-    "Config", "OptionsSchema", "State", "decide", "evolve", "is_over", "legal_actions", "new_state",
+    "PREDEAL", "RANKS", "REVEAL", "RULES_VERSION", "RULES_VERSIONS", "SALE", "SETTLE", "SHUFFLE", "SUITS",
+    "TURNUP",
+    "Config", "OptionsSchema", "State", "decide", "default_stakes", "stock_after_turn_up", "evolve", "is_over", "legal_actions", "new_state",
     "result", "start", "to_act", "transfers", "redact", "view",
 ]

@@ -25,11 +25,14 @@ from typing import Any, Optional
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import IllegalAction, replace
+from projections.game import IllegalAction, check_rules_version, replace, rules_version_field
 from projections.kernel import Action, Actions, Batch, Int, StrictBoolean, evolver
 
 NAME = "speculation"
-RULES_VERSION = 1
+# 2: the default stack is 2.5 x players x ante (rounded up); `ante` given alone is the
+# dealer's ante too; every `stock` counts the cards left after the turn-up.
+RULES_VERSION = 2
+RULES_VERSIONS = (1, 2)
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8
 HIDDEN_INFORMATION = True
@@ -76,11 +79,15 @@ class OptionsSchema(Schema):
 
     hand_size = fields.Integer(strict=True, load_default=3, validate=validate.OneOf([3, 4, 5]))
     ante = fields.Integer(strict=True, load_default=None, allow_none=True,
-                          validate=validate.Range(min=1, max=1000))
+                          validate=validate.Range(min=1, max=1000),
+                          metadata={"description": "null: by hand size (3: 4, 4: 5, 5: 6)"})
     dealer_ante = fields.Integer(strict=True, load_default=None, allow_none=True,
-                                 validate=validate.Range(min=1, max=1000))
+                                 validate=validate.Range(min=1, max=1000),
+                                 metadata={"description": "null: the ante when `ante` is given, else by hand size "
+                                                          "(3: 6, 4: 8, 5: 10)"})
     starting_chips = fields.Integer(strict=True, load_default=None, allow_none=True,
-                                    validate=validate.Range(min=1, max=1_000_000))
+                                    validate=validate.Range(min=1, max=1_000_000),
+                                    metadata={"description": "null: 2.5 x players x ante, rounded up"})
     deals = fields.Integer(strict=True, load_default=None, allow_none=True,
                            validate=validate.Range(min=1, max=200))
     jack_five_bonus = StrictBoolean(load_default=False)
@@ -135,18 +142,37 @@ class State:
     high_bidder: int = -1
     active: tuple = ()            # seats still in the auction
     blind_k: int = 0              # blind round: offset from its base seat of the current offerer
+    rules_version: int = rules_version_field(RULES_VERSION)
 
 
-def new_state(options: dict, seats: int) -> State:
-    if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
-        raise ValueError(f"speculation needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {seats}")
+def default_stakes(options: dict, seats: int, rules_version: int = RULES_VERSION) -> tuple[int, int, int]:
+    """(ante, dealer_ante, starting_chips) from the options, defaults filled in.
+
+    Version 2: `ante` given without `dealer_ante` is the dealer's ante too, and the default
+    stack is 2.5 x players x ante rounded up, enough for a whole session's antes at every
+    hand size. Version 1: the antes' defaults by hand size each, and 10 x players chips."""
     hand = options.get("hand_size", 3)
     ante = options.get("ante") or DEFAULT_ANTES[hand][0]
-    dealer_ante = options.get("dealer_ante") or DEFAULT_ANTES[hand][1]
+    dealer_ante = options.get("dealer_ante")
+    if not dealer_ante:
+        given_alone = rules_version >= 2 and options.get("ante")
+        dealer_ante = ante if given_alone else DEFAULT_ANTES[hand][1]
+    chips = options.get("starting_chips")
+    if not chips:
+        chips = (5 * seats * ante + 1) // 2 if rules_version >= 2 else 10 * seats
+    return ante, dealer_ante, chips
+
+
+def new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State:
+    if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+        raise ValueError(f"speculation needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {seats}")
+    check_rules_version(rules_version, RULES_VERSIONS, NAME)
+    hand = options.get("hand_size", 3)
+    ante, dealer_ante, starting_chips = default_stakes(options, seats, rules_version)
     cap_antes = options.get("price_cap")
     cfg = Config(
         n=seats, hand_size=hand, ante=ante, dealer_ante=dealer_ante,
-        starting_chips=options.get("starting_chips") or 10 * seats,
+        starting_chips=starting_chips,
         deals=options.get("deals") or 2 * seats,
         jack_five_bonus=bool(options.get("jack_five_bonus", False)),
         dead_hand=bool(options.get("dead_hand", False)),
@@ -155,7 +181,7 @@ def new_state(options: dict, seats: int) -> State:
         cap=cap_antes * ante if cap_antes else 1 << 60,
         rotation_len=seats + (1 if options.get("dead_hand") else 0),
     )
-    return State(cfg=cfg, chips=(0,) * seats)
+    return State(cfg=cfg, chips=(0,) * seats, rules_version=rules_version)
 
 
 # --------------------------------------------------------------------------- the table
@@ -453,6 +479,13 @@ def _auto_predeal(state: State, rng) -> dict:
             "amounts": amounts}
 
 
+def stock_after_turn_up(state: State) -> int:
+    """The cards left in the stock once the piles are dealt and the trump turned up. (Version
+    1's `deal` event counted the turn-up in; views never did.)"""
+    cfg = state.cfg
+    return DECK_SIZE - cfg.rotation_len * cfg.hand_size - 1
+
+
 def _auto_shuffle(state: State, rng) -> dict:
     cfg = state.cfg
     deck = rng.shuffle(f"deck:{state.deal_no}", ALL_CARDS)
@@ -461,7 +494,7 @@ def _auto_shuffle(state: State, rng) -> dict:
             "deck": [CODES[c] for c in deck],
             "piles": [cfg.hand_size] * cfg.n,
             "dead_hand": cfg.hand_size if cfg.dead_hand else None,
-            "stock": DECK_SIZE - dealt}
+            "stock": stock_after_turn_up(state) if state.rules_version >= 2 else DECK_SIZE - dealt}
 
 
 def _auto_turn_up(state: State, rng) -> dict:

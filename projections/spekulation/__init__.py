@@ -27,8 +27,8 @@ from .board import (ACTION_PHASE, ACTION_TILES, BOARDS, BOX, CARDS, COMPANIES, C
                     prices, rank_move_candidates, rank_move_target, ranks)
 from .ledger import transfers
 from .rules import (ACTION_SCHEMAS, ACTIONS, HIDDEN_INFORMATION, MAX_PLAYERS, MIN_PLAYERS, NAME,
-                    RULES_VERSION, OptionsSchema, State, decide, evolve, is_over, legal_actions,
-                    new_state, result, scores, start, to_act)
+                    RULES_VERSION, RULES_VERSIONS, OptionsSchema, State, decide, dice_rolled_together, evolve,
+                    is_over, legal_actions, new_state, result, scores, start, to_act)
 from .view import redact, view
 
 __all__ = [
@@ -39,7 +39,8 @@ __all__ = [
     "prices", "rank_move_candidates", "rank_move_target", "ranks",
     "transfers",
     "ACTION_SCHEMAS", "ACTIONS", "HIDDEN_INFORMATION", "MAX_PLAYERS", "MIN_PLAYERS", "NAME",
-    "RULES_VERSION", "OptionsSchema", "State", "decide", "evolve", "is_over", "legal_actions",
+    "RULES_VERSION", "RULES_VERSIONS", "OptionsSchema", "State", "decide", "dice_rolled_together", "evolve",
+    "is_over", "legal_actions",
     "new_state", "result", "scores", "start", "to_act",
     "redact", "view",
 ]

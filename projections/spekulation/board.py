@@ -138,12 +138,16 @@ def plus_one_target(state: State, company: int) -> Optional[int]:
     if not ahead:
         if not state.arrivals:
             return None            # first place (or everyone on the start)
-        return end                 # only END markers ahead: it joins them
-    occupied = _occupied(state.positions, company, end)
-    t = min(ahead) + 1
-    while t < end and t in occupied:
-        t += 1
-    return min(t, end)
+        t = end                    # only END markers ahead: it joins them
+    else:
+        occupied = _occupied(state.positions, company, end)
+        t = min(ahead) + 1
+        while t < end and t in occupied:
+            t += 1
+        t = min(t, end)
+    if t >= end and p == START and state.rules_version >= 2:
+        return None                # version 2: never from the start straight onto the END
+    return t
 
 
 def minus_one_target(state: State, company: int) -> Optional[int]:

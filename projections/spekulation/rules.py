@@ -12,7 +12,7 @@ from typing import Optional
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.game import IllegalAction, replace
+from projections.game import IllegalAction, check_rules_version, replace, rules_version_field
 from projections.kernel import Action, Actions, Batch, Choice, evolver
 
 from .board import (ACTION_PHASE, ACTION_TILES, BOARDS, CARDS, COMPANIES, COMPANY_INDEX, DECK_SIZE,
@@ -21,7 +21,10 @@ from .board import (ACTION_PHASE, ACTION_TILES, BOARDS, CARDS, COMPANIES, COMPAN
                     rank_move_target)
 
 NAME = "spekulation"
-RULES_VERSION = 1
+# 2: the dice edition rolls both dice together at the start of the turn (the number is public
+# while trading and during +1/-1); +1 never moves a marker from the start onto the END.
+RULES_VERSION = 2
+RULES_VERSIONS = (1, 2)
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 HIDDEN_INFORMATION = True
@@ -72,9 +75,10 @@ class State:
     action_bag: tuple = ACTION_TILES       # tiles edition: tiles still in the bags
     move_bag: tuple = MOVE_TILES
     final_scores: Optional[tuple] = None
+    rules_version: int = rules_version_field(RULES_VERSION)
 
 
-def new_state(options: dict, seats: int) -> State:
+def new_state(options: dict, seats: int, rules_version: int = RULES_VERSION) -> State:
     if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
         raise ValueError(f"spekulation needs {MIN_PLAYERS}-{MAX_PLAYERS} players")
     edition = options.get("edition", "dice")
@@ -84,6 +88,7 @@ def new_state(options: dict, seats: int) -> State:
     n = seats
     return State(
         edition=edition, board=board, players=n, end=END_SPACE[edition],
+        rules_version=check_rules_version(rules_version, RULES_VERSIONS, NAME),
         money=(0,) * n, shares=((0,) * N_COMPANIES,) * n,
         decks=((),) * n, drawn=(0,) * n, hands=((),) * n, discards=((),) * n,
         commits=(None,) * n,
@@ -124,10 +129,25 @@ def _seat_order(state: State, first: int) -> list[int]:
     return [(first + i) % n for i in range(n)]
 
 
+def dice_rolled_together(state: State) -> bool:
+    """Version 2, dice edition: both dice are rolled at the start of the turn."""
+    return state.rules_version >= 2 and state.edition == "dice"
+
+
+def _to_movement(state: State, **changes) -> State:
+    """Step 2 begins. With the number already rolled (version 2, dice) the commit opens at
+    once; otherwise the number die is rolled or the move tile drawn first (phase movement)."""
+    if dice_rolled_together(state) and state.number:
+        return replace(state, phase="commit", commits=(None,) * state.players, **changes)
+    return replace(state, phase="movement", **changes)
+
+
 def _phase_for_action(state: State, action: str) -> State:
     phase = ACTION_PHASE[action]
     if phase == "trade":
         return replace(state, action=action, phase="trade", trade_seat=state.active, trades_done=0)
+    if phase == "movement":
+        return _to_movement(state, action=action)
     return replace(state, action=action, phase=phase)
 
 
@@ -205,7 +225,7 @@ def _ev_action_tile_drawn(s: State, e: dict) -> State:
 def _after_trade(s: State) -> State:
     done = s.trades_done + 1
     if done >= s.players:
-        return replace(s, trades_done=done, trade_seat=-1, phase="movement")
+        return _to_movement(s, trades_done=done, trade_seat=-1)
     return replace(s, trades_done=done, trade_seat=(s.trade_seat + 1) % s.players)
 
 
@@ -235,14 +255,16 @@ def _place(s: State, c: int, frm: int, to: int) -> State:
 
 
 def _ev_rank_moved(s: State, e: dict) -> State:
-    return replace(_place(s, COMPANY_INDEX[e["company"]], e["from"], e["to"]), phase="movement")
+    return _to_movement(_place(s, COMPANY_INDEX[e["company"]], e["from"], e["to"]))
 
 
 def _ev_rank_move_skipped(s: State, e: dict) -> State:
-    return replace(s, phase="movement")
+    return _to_movement(s)
 
 
 def _ev_number(s: State, e: dict) -> State:
+    if dice_rolled_together(s) and s.phase != "movement":
+        return replace(s, number=e["number"])        # rolled with the symbol die: step 1 goes on
     return replace(s, number=e["number"], phase="commit", commits=(None,) * s.players)
 
 
@@ -416,6 +438,8 @@ def _continue(batch: Batch, rng) -> None:
             else:
                 bag = s.action_bag
                 batch.emit({"type": "action_tile_drawn", "tile": bag[rng.below(f"action_tile:{s.turn}", len(bag))]})
+            if dice_rolled_together(s):     # both dice together (on turn 1 the symbol is set to H)
+                batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
         elif phase == "rank_move" and not rank_move_candidates(s, s.action):
             batch.emit({"type": "rank_move_skipped", "direction": s.action})
         elif phase == "movement":

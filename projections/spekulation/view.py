@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .board import ACTION_TILES, COMPANIES, DECK_SIZE, MOVE_TILES, START, prices, ranks
-from .rules import NAME, State, result, to_act
+from .rules import NAME, State, dice_rolled_together, result, to_act
 
 
 def view(state: State, seat: Optional[int]) -> dict:
@@ -42,7 +42,7 @@ def view(state: State, seat: Optional[int]) -> dict:
             for s in range(state.players)
         ],
         "action": state.action,
-        "number": state.number if state.phase in ("commit", "resolve") else None,
+        "number": _number(state),
         "trade_seat": state.trade_seat if state.phase == "trade" else None,
         "trades_done": state.trades_done if state.phase == "trade" else None,
         "last_reveal": list(state.revealed) if state.revealed is not None else None,
@@ -60,6 +60,14 @@ def view(state: State, seat: Optional[int]) -> dict:
         out["hands"] = [list(h) for h in state.hands]
         out["result"] = result(state)
     return out
+
+
+def _number(state: State) -> Optional[int]:
+    """The movement number, once public: version 2's dice edition rolls it with the symbol die
+    at the start of the turn; otherwise it is known from step 2 on."""
+    if dice_rolled_together(state):
+        return state.number or None
+    return state.number if state.phase in ("commit", "resolve") else None
 
 
 def _missing(full: tuple, rest: tuple) -> list:

@@ -153,7 +153,8 @@ class Commands:
         self._seeds[game_id] = seed
         placeholder = Session(game_id, game_type, game.RULES_VERSION, {}, {}, (), "", 0)
         if all(s["kind"] == "bot" for s in seat_info):
-            start = game.start(game.new_state(loaded, len(seat_info)), Draws(seed, "v2"))
+            start = game.start(game.new_state(loaded, len(seat_info), rules_version=game.RULES_VERSION),
+                               Draws(seed, "v2"))
             events += _new_events([{"type": "game.started"}] + start)
         _, session, _ = self._append(placeholder, events, expected_version=0,
                                      meta={"seed": seed, "type": game_type})

@@ -83,6 +83,8 @@ class SessionLoading:
             return None   # an older format (a pickle, say) or foreign bytes: fold from the log
         if not isinstance(session, Session) or session.version != version or session.head != head:
             return None
+        if getattr(session.state, "rules_version", session.rules_version) != session.rules_version:
+            return None  # pickled before the state kept its rules version: fold it again
         self._snapshot_at[game_id] = version
         return session
 

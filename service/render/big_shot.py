@@ -97,7 +97,7 @@ def draw(state: dict, who, viewer) -> list[str]:
     for s in state.get("seats") or []:
         mark = " ← to act" if s.get("seat") in (state.get("to_act") or []) else ""
         out.append(f"  {who(s.get('seat')):<22} {colour(s.get('colour')):<7} cash {s.get('cash'):>4} · "
-                   f"{plural(s.get('loans'), 'loan')} (next pays {s.get('next_loan')}) · "
+                   f"{plural(s.get('loans'), 'loan')} ({_loan_note(s)}) · "
                    f"{len(s.get('districts') or [])} districts{mark}")
     auction = state.get("auction")
     if auction:
@@ -108,6 +108,13 @@ def draw(state: dict, who, viewer) -> list[str]:
     if placing:
         out.append(f"{who(placing.get('seat'))} places the cubes won: {cubes(placing.get('cubes') or [])}")
     return out
+
+
+def _loan_note(seat: dict) -> str:
+    """Rules version 2 shows the next loan only when the seat may borrow, else why not."""
+    if seat.get("next_loan") is None and seat.get("no_loan"):
+        return f"no loan: {seat['no_loan']}"
+    return f"next pays {seat.get('next_loan')}"
 
 
 def hands(full_state: dict, players: int) -> list[dict]:

@@ -27,7 +27,7 @@ export function draw(s, { g, who }) {
   const seats = h("div", { class: "card" }, h("h2", {}, "Players"),
     h("ul", { class: "players" }, (s.seats || []).map((p) => h("li", { class: (s.to_act || []).includes(p.seat) ? "acting" : "" },
       cube(p.colour, g), " ", h("strong", {}, who(p.seat)), ` · cash ${p.cash} · ${plural(p.loans, "loan")}`,
-      h("span", { class: "small muted" }, ` (a loan pays ${p.next_loan} now)`),
+      h("span", { class: "small muted" }, p.next_loan === null && p.no_loan ? ` (no loan: ${p.no_loan})` : ` (a loan pays ${p.next_loan} now)`),
       h("div", { class: "small" }, (p.districts || []).length ? `Districts: ${p.districts.join(", ")}` : "No district yet")))),
     (s.dummy_colours || []).length ? h("p", { class: "small muted" }, `Nobody plays ${s.dummy_colours.map((c) => colourName(g, c)).join(", ")}.`) : null,
     h("p", { class: "small muted" }, `Loan cards left: ${s.loan_cards_left}`));
