@@ -84,7 +84,7 @@ class SessionLoading:
         if not isinstance(session, Session) or session.version != version or session.head != head:
             return None
         if getattr(session.state, "rules_version", session.rules_version) != session.rules_version:
-            return None  # pickled before the state kept its rules version: fold it again
+            return None  # stored before the state kept its rules version: fold it again
         self._snapshot_at[game_id] = version
         return session
 
