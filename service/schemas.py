@@ -180,8 +180,10 @@ class OptionalIdempotencyHeaderSchema(Schema):
     idempotency_key = fields.String(data_key="Idempotency-Key", validate=[
         validate.Length(min=1, max=200),
         validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces, 1 to 200 characters")],
-        metadata={"description": "optional; a fresh random value (a UUID) per create or claim, "
-                                 "resent unchanged on a retry; kept for the game's life"})
+        metadata={"description": "optional: 1 to 200 printable ASCII characters, no spaces. Send a fresh "
+                                 "random value (a UUID) per create or claim and resend it unchanged on a "
+                                 "retry to get the original answer; the same key with another body is 409 "
+                                 "idempotency_conflict. Kept for the game's life"})
 
 
 class ReceiptSchema(Schema):
