@@ -86,7 +86,9 @@ def job_counter(backend: Backend):
 
 
 SECRETS_KEY = "service:secrets"
-SECRET_NAMES = ("bot_key",)   # bot_key: the bots' randomness (workers/jobs.py bot_rng)
+# bot_key: the bots' randomness (workers/jobs.py bot_rng); idem_key: the game ids and seat
+# tokens of creates and claims made with an Idempotency-Key (service/core/tokens.py).
+SECRET_NAMES = ("bot_key", "idem_key")
 
 
 def service_secrets(client) -> dict[str, bytes]:

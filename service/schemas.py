@@ -182,6 +182,22 @@ class IdempotencyHeaderSchema(Schema):
                                     validate=validate.Length(min=1, max=200))
 
 
+class OptionalIdempotencyHeaderSchema(Schema):
+    """Creating a game and claiming a seat: a retry with the same key returns the original
+    answer (the claim's token included); the same key with another body is a 409."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+    idempotency_key = fields.String(data_key="Idempotency-Key", validate=[
+        validate.Length(min=1, max=200),
+        validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces, 1 to 200 characters")],
+        metadata={"description": "optional: 1 to 200 printable ASCII characters, no spaces. Send a fresh "
+                                 "random value (a UUID) per create or claim and resend it unchanged on a "
+                                 "retry to get the original answer; the same key with another body is 409 "
+                                 "idempotency_conflict. Kept for the game's life"})
+
+
 class ReceiptSchema(Schema):
     version = fields.Integer(required=True)
     head = fields.String(required=True)

@@ -66,11 +66,21 @@ def test_generic_client_finishes_the_game(game_type, players, options, fake_redi
     jobs = MemoryJobs()
     app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
     http = app.test_client()
-    created = http.post("/v1/games", json={"type": game_type, "options": options, "seats": [{}] * players})
+    # Create and claim as a careful client does: with an Idempotency-Key, sent again as if
+    # the first reply had been lost; the retry's answer (the same game, the same token) is used.
+    body = {"type": game_type, "options": options, "seats": [{}] * players}
+    created = http.post("/v1/games", json=body, headers={"Idempotency-Key": "create"})
     assert created.status_code == 201, created.json
-    game_id = created.json["game_id"]
-    tokens = [http.post(f"/v1/games/{game_id}/seats/{s}", json={"name": f"client{s}"}).json["token"]
-              for s in range(players)]
+    retried = http.post("/v1/games", json=body, headers={"Idempotency-Key": "create"})
+    assert retried.json == created.json and retried.headers["Idempotent-Replayed"] == "true"
+    game_id = retried.json["game_id"]
+    tokens = []
+    for s in range(players):
+        claim = dict(json={"name": f"client{s}"}, headers={"Idempotency-Key": f"seat-{s}"})
+        first = http.post(f"/v1/games/{game_id}/seats/{s}", **claim)
+        assert first.status_code == 201, first.json
+        tokens.append(http.post(f"/v1/games/{game_id}/seats/{s}", **claim).json["token"])
+        assert tokens[-1] == first.json["token"]
     headers = [{"Authorization": f"Bearer {t}"} for t in tokens]
     rng = random.Random(f"{game_type}{players}{sorted(options.items())}")
     for n in range(30_000):

@@ -10,11 +10,15 @@ LEVEL=${3:-heuristic}
 get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 SEATS="[{}$(printf ',{"bot":"%s"}' $(yes "$LEVEL" | head -n $((PLAYERS - 1))))]"
-GAME=$(curl -sf -X POST "$API/v1/games" -H 'Content-Type: application/json' \
-  -d "{\"type\":\"$TYPE\",\"seats\":$SEATS}" | get 'd["game_id"]')
+# With an Idempotency-Key a create or a claim is safe to resend: a retry (curl --retry, on a
+# 503 or a 500 whose reply was lost) gets the first answer back, the same game and the same
+# token, never a second game or a seat nobody holds. One fresh key per run and request.
+RUN=$(python3 -c 'import uuid; print(uuid.uuid4())')
+GAME=$(curl -sf --retry 3 -X POST "$API/v1/games" -H 'Content-Type: application/json' \
+  -H "Idempotency-Key: $RUN-create" -d "{\"type\":\"$TYPE\",\"seats\":$SEATS}" | get 'd["game_id"]')
 echo "game $GAME ($TYPE, $PLAYERS seats, you hold seat 0)"
-TOKEN=$(curl -sf -X POST "$API/v1/games/$GAME/seats/0" -H 'Content-Type: application/json' \
-  -d '{"name":"curl"}' | get 'd["token"]')
+TOKEN=$(curl -sf --retry 3 -X POST "$API/v1/games/$GAME/seats/0" -H 'Content-Type: application/json' \
+  -H "Idempotency-Key: $RUN-seat-0" -d '{"name":"curl"}' | get 'd["token"]')
 AUTH="Authorization: Bearer $TOKEN"
 
 n=0

@@ -11,7 +11,7 @@ import logging
 import time
 import secrets
 from functools import partial
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from marshmallow import ValidationError
 
@@ -30,12 +30,27 @@ from .bots import BOT_LEVELS
 
 from .errors import Conflict, Invalid, NotFound
 from .jobs import Jobs
-from .tokens import new_token, token_hash
+from .tokens import keyed_game_id, keyed_token, new_token, token_hash
 
 log = logging.getLogger(__name__)
 
 CREATED_SCHEMA = 2
 MAX_HEAD_RETRIES = 20
+# The fields of a game's idempotency hash that creates and claims use (an action's is
+# "<seat>:<key>", scoring's "scoring": none of them can collide).
+CREATE_IDEM = "create"
+CLAIM_IDEM = "claim:{}"
+
+
+class Created(NamedTuple):
+    session: Session      # the game as its creation left it
+    replayed: bool        # True: a retry with the same Idempotency-Key, nothing was written
+
+
+class Claimed(NamedTuple):
+    session: Session      # the game as the claim left it
+    token: str            # the seat's token (the same on a retry with the same key)
+    replayed: bool
 
 
 def waits_on(session: Session) -> str:
@@ -76,15 +91,16 @@ class Commands:
     lobby_expiry: float = 0   # seconds an open game stays in the lobby (0: forever)
 
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
-                idem_key="", digest="", meta=None) -> tuple[Receipt, Session, list[StoredEvent]]:
+                idem_key="", digest="", meta=None, seed=None) -> tuple[Receipt, Session, list[StoredEvent]]:
         """Append a batch built on `session`; returns the receipt, the session after it and
-        the batch's events as stored (decoded once, here).
+        the batch's events as stored (decoded once, here). `seed`: the game's, when it is not
+        stored yet (its creation).
 
         The game's status and what it waits on (`waits_on`) are written with the batch, in
         its meta; and before the append the game is marked touched in the index, so the
         reconciler looks at it whatever happens to the writes that follow the append (the
         lobby, the token directory, the jobs): they are projections it re-derives."""
-        seed = self._seed(session.game_id)
+        seed = seed or self._seed(session.game_id)
         folded: dict = {}
 
         def with_projection(sealed) -> dict:
@@ -115,7 +131,19 @@ class Commands:
 
     # --- creating and joining ---------------------------------------------------------
     def create(self, game_type: str, options: Optional[dict], seats: list[dict], *,
-               seed: Optional[str] = None, turn_timeout: Optional[float] = None) -> Session:
+               seed: Optional[str] = None, turn_timeout: Optional[float] = None,
+               idempotency_key: Optional[str] = None) -> Session:
+        return self.create_game(game_type, options, seats, seed=seed, turn_timeout=turn_timeout,
+                                idempotency_key=idempotency_key).session
+
+    def create_game(self, game_type: str, options: Optional[dict], seats: list[dict], *,
+                    seed: Optional[str] = None, turn_timeout: Optional[float] = None,
+                    idempotency_key: Optional[str] = None) -> Created:
+        """Create a game. With an `idempotency_key` the game's id is derived from it (HMAC
+        under the server's idem_key): a retry with the same key and body finds the same game
+        and gets its original summary (and repairs a lost lobby write or follow-up job); the
+        same key with another body is a conflict. The append records the key in the game's
+        idempotency hash, so two concurrent creates with one key append once."""
         try:
             game = get_game(game_type)
         except UnknownGame:
@@ -138,6 +166,14 @@ class Commands:
         if seed is not None and not self.allow_seed:
             raise Invalid("seed: choosing the seed is allowed only in test configuration",
                           {"field": "seed"}, code="seed_not_allowed")
+        game_id, digest = secrets.token_hex(8), ""
+        if idempotency_key:
+            digest = body_digest({"type": game_type, "options": options or {}, "seats": seats, "seed": seed,
+                                  "turn_timeout": turn_timeout})
+            game_id = keyed_game_id(self.idem_key, idempotency_key)
+            seen = self.store.get_idempotent(game_id, CREATE_IDEM)
+            if seen is not None:
+                return self._created_replayed(game_id, seen, digest)
         seed = seed or new_seed()
         seat_info = []
         for seat in seats:
@@ -145,28 +181,81 @@ class Commands:
                 seat_info.append({"kind": "bot", "level": seat["bot"]})
             else:
                 seat_info.append({"kind": "open"})
-        game_id = secrets.token_hex(8)
         created = {"game_type": game_type, "rules_version": game.RULES_VERSION, "options": loaded,
                    "platform": {"turn_timeout": turn_timeout}, "seats": seat_info,
                    "commitment": commitment(seed)}
         events = [NewEvent("game.created", created, CREATED_SCHEMA)]
-        self._seeds[game_id] = seed
         placeholder = Session(game_id, game_type, game.RULES_VERSION, {}, {}, (), "", 0)
         if all(s["kind"] == "bot" for s in seat_info):
             start = game.start(game.new_state(loaded, len(seat_info), rules_version=game.RULES_VERSION),
                                Draws(seed, "v2"))
             events += _new_events([{"type": "game.started"}] + start)
-        _, session, _ = self._append(placeholder, events, expected_version=0,
-                                     meta={"seed": seed, "type": game_type})
+        try:
+            receipt, session, _ = self._append(placeholder, events, expected_version=0,
+                                               idem_key=CREATE_IDEM if digest else "", digest=digest,
+                                               meta={"seed": seed, "type": game_type}, seed=seed)
+        except IdempotencyConflict as err:
+            raise self._idem_conflict(err.current_version)
+        except VersionConflict as err:
+            # Only a keyed id can be taken: by a game created without this key (a 64-bit clash).
+            raise Conflict("Idempotency-Key: another game holds the id this key names; use another key",
+                           {"field": "Idempotency-Key", "version": err.current_version},
+                           code="idempotency_conflict")
+        if receipt.duplicate:   # a concurrent create with the same key appended first
+            return self._created_replayed(game_id, (digest, receipt), digest)
+        self._seeds[game_id] = seed
         if session.status == OPEN:  # _append indexed an all-bot game already (its status changed)
             self.index.record(game_id, game_type, session.status, session.created_at)
         self._follow_up(session)
-        return session
+        return Created(session, False)
 
-    def claim(self, game_id: str, seat: int, name: str) -> tuple[Session, str]:
-        token = new_token()
+    def _created_replayed(self, game_id: str, seen, digest: str) -> Created:
+        stored_digest, receipt = seen
+        if stored_digest != digest:
+            raise self._idem_conflict(self.store.head(game_id)[0])
+        self._heal(game_id)
+        return Created(self._as_of(game_id, receipt.version), True)
+
+    def _as_of(self, game_id: str, version: int) -> Session:
+        """The game as the batch that ended at `version` left it (a retry's original answer,
+        however far the game has moved on since)."""
+        return fold(self.store.read(game_id, 0, version), game_id)
+
+    def _heal(self, game_id: str) -> None:
+        """What a retry repairs of the writes after its append, in case they were lost: the
+        lobby entry and the follow-up jobs (both idempotent)."""
+        current = self.load(game_id)
+        self.index.record(game_id, current.game_type, current.status, current.created_at)
+        self._follow_up(current)
+
+    def claim(self, game_id: str, seat: int, name: str,
+              idempotency_key: Optional[str] = None) -> tuple[Session, str]:
+        claimed = self.claim_seat(game_id, seat, name, idempotency_key)
+        return claimed.session, claimed.token
+
+    def claim_seat(self, game_id: str, seat: int, name: str,
+                   idempotency_key: Optional[str] = None) -> Claimed:
+        """Claim an open seat. Without a key the token is random; with one it is derived from
+        the server's idem_key, the game, the seat and the key (tokens.keyed_token), so a retry
+        with the same key and body gets the same token back although only its hash is stored;
+        the same key with another body (seat or name) is a conflict. The key is checked first,
+        by the append script too, so two concurrent claims with one key append once and both
+        get the token."""
+        idem = digest = ""
+        if idempotency_key:
+            idem = CLAIM_IDEM.format(idempotency_key)
+            digest = body_digest({"seat": seat, "name": name})
+            token = keyed_token(self.idem_key, game_id, seat, idempotency_key)
+        else:
+            token = new_token()
         for _ in range(MAX_HEAD_RETRIES):
-            session = self.load(game_id)
+            if idem:
+                seen, version, head = self.store.peek(game_id, idem)
+                if seen is not None:
+                    return self._claim_replayed(game_id, seat, token, seen, digest)
+                session = self.load(game_id, (version, head))
+            else:
+                session = self.load(game_id)
             if not 0 <= seat < len(session.seats):
                 raise NotFound(f"seat: game {game_id} has no seat {seat}", {"field": "seat"})
             if session.seats[seat].kind != "open":
@@ -179,14 +268,32 @@ class Commands:
                 rng = Draws(self._seed(game_id), f"v{session.version + 2}")
                 events += _new_events([{"type": "game.started"}] + game.start(session.state, rng))
             try:
-                _, after, _ = self._append(session, events, expected_version=session.version,
-                                           meta={f"token:{token_hash(token)}": str(seat)})
+                receipt, after, _ = self._append(session, events, expected_version=session.version,
+                                                 idem_key=idem, digest=digest,
+                                                 meta={f"token:{token_hash(token)}": str(seat)})
+            except IdempotencyConflict as err:
+                raise self._idem_conflict(err.current_version)
             except VersionConflict:
                 continue
+            if receipt.duplicate:   # a concurrent claim with the same key appended first
+                return self._claim_replayed(game_id, seat, token, (digest, receipt), digest)
             self.index.record_token(token_hash(token), game_id, seat)
             self._follow_up(after)
-            return after, token
+            return Claimed(after, token, False)
         raise Conflict("the game is too busy to claim a seat now; retry", {"version": session.version})
+
+    def _claim_replayed(self, game_id: str, seat: int, token: str, seen, digest: str) -> Claimed:
+        stored_digest, receipt = seen
+        if stored_digest != digest:
+            raise self._idem_conflict(self.store.head(game_id)[0])
+        digest_of_token = token_hash(token)
+        if self.store.get_meta(game_id, f"token:{digest_of_token}")[f"token:{digest_of_token}"] != str(seat):
+            # The seat was claimed with this key, but the token no longer derives from it: the
+            # server's idem_key was replaced (service:secrets lost). Never hand out a dead token.
+            raise RuntimeError(f"the idem_key changed since seat {seat} of {game_id} was claimed")
+        self.index.record_token(digest_of_token, game_id, seat)   # a lost directory write, repaired
+        self._heal(game_id)
+        return Claimed(self._as_of(game_id, receipt.version), token, True)
 
     # --- acting ---------------------------------------------------------------------------
     def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,

@@ -6,6 +6,7 @@ queries.py, tokens.py (seat tokens, stream tickets) and streams.py (live streams
 
 from __future__ import annotations
 
+import secrets as _secrets
 from functools import partial
 from typing import Callable, Optional
 
@@ -42,10 +43,23 @@ class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
         self._init_loading(snapshot_every, cache_size)
         self._init_tokens()
 
+    def _secret(self, name: str) -> bytes:
+        if self._secrets is None:
+            self._secrets = self._load_secrets() if self._load_secrets else {}
+        return self._secrets.get(name, b"")
+
     @property
     def bot_key(self) -> bytes:
         """The server-held key the bots draw their randomness from (b"": none configured,
         as in a bare core built by hand)."""
-        if self._secrets is None:
-            self._secrets = self._load_secrets() if self._load_secrets else {}
-        return self._secrets.get("bot_key", b"")
+        return self._secret("bot_key")
+
+    @property
+    def idem_key(self) -> bytes:
+        """The server-held key the games and tokens of keyed creates and claims are derived
+        from. A bare core built by hand (no secrets configured) draws one for its process:
+        never a key anyone could guess."""
+        key = self._secret("idem_key")
+        if not key:
+            key = self._secrets["idem_key"] = _secrets.token_bytes(32)
+        return key

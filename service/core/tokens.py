@@ -3,7 +3,9 @@ clients that cannot send headers, such as a browser's EventSource)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import secrets
 from typing import Optional
 
@@ -21,6 +23,22 @@ def token_hash(token: str) -> str:
 
 def new_token() -> str:
     return secrets.token_urlsafe(32)
+
+
+def keyed_token(secret: bytes, game_id: str, seat: int, idempotency_key: str) -> str:
+    """The token of a claim made with an Idempotency-Key: HMAC-SHA256 of the game, the seat
+    and the key under a server-held secret, so a retry is given the same token although only
+    its hash is stored. Same form as `new_token` (43 URL-safe characters, 256 bits)."""
+    message = f"claim-token\0{game_id}\0{seat}\0{idempotency_key}".encode()
+    digest = hmac.new(secret, message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def keyed_game_id(secret: bytes, idempotency_key: str) -> str:
+    """The id of a game created with an Idempotency-Key (same form as a random id: 16 hex):
+    a retry lands on the same game, whether or not its first reply or lobby write was lost."""
+    message = f"create-game\0{idempotency_key}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:16]
 
 
 class TokenAuth:

@@ -6,11 +6,19 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
-                       GameSummarySchema, LobbyQuerySchema, LobbySchema)
+                       GameSummarySchema, LobbyQuerySchema, LobbySchema, OptionalIdempotencyHeaderSchema)
 from ..ratelimit import check_creation, record_creation
 from .context import games
 
 blp = Blueprint("games", __name__, description="Create, find and join games")
+IDEMPOTENCY_HEADERS = OptionalIdempotencyHeaderSchema()
+REPLAYED = {"Idempotent-Replayed": {"description": "true when this is the original answer, given again "
+                                                   "to a retry with the same Idempotency-Key",
+                                    "schema": {"type": "string"}}}
+
+
+def _replayed(flag: bool) -> dict:
+    return {"Idempotent-Replayed": "true" if flag else "false"}
 
 
 @blp.route("/games")
@@ -21,23 +29,29 @@ class Games(MethodView):
         """The lobby: newest first, filtered by type and status."""
         return games().lobby(query.get("type"), query.get("status"), query["page"], query["per_page"])
 
+    @blp.arguments(IDEMPOTENCY_HEADERS, location="headers")
     @blp.arguments(CreateGameSchema)
-    @blp.response(201, GameSummarySchema)
-    @blp.alt_response(422, schema=ErrorSchema, description="unknown type, bad options or seat count")
+    @blp.response(201, GameSummarySchema, headers=REPLAYED)
+    @blp.alt_response(409, schema=ErrorSchema, description="an Idempotency-Key already used with another body")
+    @blp.alt_response(422, schema=ErrorSchema, description="unknown type, bad options or seat count, "
+                                                           "a malformed Idempotency-Key")
     @blp.alt_response(429, schema=ErrorSchema, description="too many games created from this address "
                       "(`too_many_games`), or too many live games only bots play (`too_many_bot_games`)")
-    def post(self, body):
+    def post(self, headers, body):
         """Create a game: its type, options and seats (open, or a bot with a level).
 
         The response publishes the commitment to the game's secret seed; the seed itself is
-        revealed when the game is scored."""
+        revealed when the game is scored. With an `Idempotency-Key`, a retry with the same
+        key and body returns the same game as first created (`Idempotent-Replayed: true`)."""
         seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
         all_bots = all(s.get("bot") for s in seats)
         check_creation(all_bots, lambda game_id: games().load(game_id).status)   # 429s
-        session = games().create(body["type"], body["options"], seats, seed=body.get("seed"),
-                                 turn_timeout=body.get("turn_timeout"))
-        record_creation(session.game_id, all_bots)
-        return games().summary(session)
+        created = games().create_game(body["type"], body["options"], seats, seed=body.get("seed"),
+                                      turn_timeout=body.get("turn_timeout"),
+                                      idempotency_key=headers.get("idempotency_key"))
+        if not created.replayed:
+            record_creation(created.session.game_id, all_bots)
+        return games().summary(created.session), 201, _replayed(created.replayed)
 
 
 @blp.route("/games/<game_id>")
@@ -51,13 +65,17 @@ class Game(MethodView):
 
 @blp.route("/games/<game_id>/seats/<int:seat>")
 class Seat(MethodView):
+    @blp.arguments(IDEMPOTENCY_HEADERS, location="headers")
     @blp.arguments(ClaimSchema)
-    @blp.response(201, ClaimedSchema)
+    @blp.response(201, ClaimedSchema, headers=REPLAYED)
     @blp.alt_response(404, schema=ErrorSchema, description="no such game or seat")
-    @blp.alt_response(409, schema=ErrorSchema, description="the seat is not open")
-    def post(self, body, game_id, seat):
+    @blp.alt_response(409, schema=ErrorSchema, description="the seat is not open, or an Idempotency-Key "
+                                                           "already used with another body")
+    @blp.alt_response(422, schema=ErrorSchema, description="a bad name or a malformed Idempotency-Key")
+    def post(self, headers, body, game_id, seat):
         """Claim an open seat. The token is shown once and stored only as a hash.
-        The game starts when every seat is filled."""
-        session, token = games().claim(game_id, seat, body["name"])
-        return {"game_id": game_id, "seat": seat, "token": token, "status": session.status,
-                "version": session.version}
+        The game starts when every seat is filled. With an `Idempotency-Key`, a retry with the
+        same key and body returns the original answer, the same token included."""
+        claimed = games().claim_seat(game_id, seat, body["name"], headers.get("idempotency_key"))
+        return ({"game_id": game_id, "seat": seat, "token": claimed.token, "status": claimed.session.status,
+                 "version": claimed.session.version}, 201, _replayed(claimed.replayed))
