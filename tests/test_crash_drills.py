@@ -75,3 +75,14 @@ def test_api_killed_mid_request_the_retry_completes_the_action_once():
     figures = api_crash.run(size=2, seed=4, pause=3.0, games=["speculation", "speculate"])
     assert figures["ok"], figures
     assert figures["killed_after_append"] == figures["killed_before_append"] == 1
+
+
+@pytest.mark.slow
+def test_an_outage_of_every_kind_loses_nothing_and_every_game_finishes():
+    from ops.drills import outage
+
+    figures = outage.run(size=4, seed=5)
+    assert figures["ok"], figures
+    assert figures["lost"] == figures["duplicated"] == figures["unheld_seats"] == figures["stuck"] == 0
+    assert figures["acknowledged"] > 0 and figures["replies_dropped"] > 0 and figures["requests_dropped"] > 0
+    assert figures["worker_back_s"] <= 5.0 and figures["frozen_request_s"] <= 5.0

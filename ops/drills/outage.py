@@ -141,8 +141,8 @@ def start_api(redis_url: str, port: int) -> _kit.ChildProcess:
                               "service.app:create_app()"], env, name="api")
 
 
-def run(size: int = 24, seed: int = 1, drop_reply_every: int = 7, drop_request_every: int = 11,
-        redis_down: float = 3.0, freeze: float = 3.0) -> dict:
+def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_every: int = 17,
+        redis_down: float = 3.0, freeze: float = 8.0) -> dict:
     rng = random.Random(seed)
     redis_server = RedisProcess(durable=True).start()
     proxy = FaultyProxy(redis_server.port, drop_reply_every=drop_reply_every, drop_request_every=drop_request_every)
