@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from projections.registry import all_games
 
 from .core.bots import BOT_LEVELS
 
@@ -143,19 +142,9 @@ class ClaimedSchema(Schema):
 
 
 # --- actions --------------------------------------------------------------------------------
-def action_components() -> dict[str, type]:
-    """Every game's action schemas, by OpenAPI component name (e.g. SpeculationBidAction)."""
-    out = {}
-    for name, game in sorted(all_games().items()):
-        for action_type, schema in sorted(game.ACTION_SCHEMAS.items()):
-            words = f"{name}-{action_type}".replace("_", "-").split("-")
-            out["".join(w.capitalize() for w in words) + "Action"] = schema
-    return out
-
-
 class ActionRequestSchema(StrictSchema):
     # The game checks the action itself (type, fields, legality now) and names the bad field.
-    # Its OpenAPI `oneOf` is filled in from the registered games when the API is built.
+    # Its OpenAPI schema is the `Action` union built from the registered games (service/openapi.py).
     action = fields.Dict(required=True, keys=fields.String(), metadata={
         "description": "one of the game's actions; pick among the seat's legal_actions"})
     expected_version = fields.Integer(strict=True, validate=validate.Range(min=0), metadata={

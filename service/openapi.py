@@ -1,0 +1,207 @@
+"""The OpenAPI contract beyond what the marshmallow schemas say by themselves: an operationId
+and every error status for each operation, and the typed action union.
+
+flask-smorest builds the document from the routes' decorators; `ContractPlugin` is an apispec
+plugin that runs after marshmallow's and completes each operation and schema from the tables
+below, so the contract is written in one place and a route without an entry fails at start-up.
+
+Actions: one closed schema (`additionalProperties: false`, every field required) per distinct
+shape, a shape being the action `type` with its field names. Two games whose action has the
+same type and fields share one schema (`PassAction`, `BidAction`), with the union of their
+ranges and choices (each game still checks its own); shapes of one type that differ in their
+fields (`buy` in speculate and in spekulation) get one schema each, under a union named after
+the type. The union `Action` is a strict `oneOf` that every valid action matches exactly once
+(two shapes of a type differ in a required field, and none admits another's), discriminated
+by `type`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from apispec import BasePlugin
+
+from projections import kernel
+from projections.registry import all_games
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before retrying",
+                               "schema": {"type": "integer", "minimum": 0}}}
+
+# Every status the service answers with, what it means, and whether it carries Retry-After.
+ERRORS = {
+    400: ("malformed body: not JSON, or not a JSON object", False),
+    401: ("no token where one is required, or an unknown token or ticket", False),
+    403: ("a valid token of another game", False),
+    404: ("no such game, seat or game type", False),
+    409: ("a conflict: a stale expected_version or round, a seat already taken, a reused "
+          "Idempotency-Key; details.version is the game's current version", False),
+    413: ("the body is larger than the service's limit", False),
+    422: ("invalid fields, or an action the rules refuse now (out of turn included); "
+          "the message and details.field name the field", False),
+    429: ("too many requests (rate limit) or too many open streams and long-polls", True),
+    503: ("the store cannot be reached now; nothing was acknowledged", True),
+}
+_EVERY = (429, 503)
+_BODY = (400, 413, 422)
+_TOKEN = (401, 403, 404)
+
+# (method, path) -> (operationId, the error statuses it can answer with).
+OPERATIONS: dict[tuple[str, str], tuple[str, tuple[int, ...]]] = {
+    ("get", "/v1/game-types"): ("listGameTypes", _EVERY),
+    ("get", "/v1/games"): ("listGames", (422, *_EVERY)),
+    ("post", "/v1/games"): ("createGame", (*_BODY, *_EVERY)),
+    ("get", "/v1/games/{game_id}"): ("getGame", (404, *_EVERY)),
+    ("post", "/v1/games/{game_id}/seats/{seat}"): ("claimSeat", (*_BODY, 404, 409, *_EVERY)),
+    ("get", "/v1/games/{game_id}/view"): ("getView", (*_TOKEN, 422, *_EVERY)),
+    ("post", "/v1/games/{game_id}/actions"): ("postAction", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("get", "/v1/games/{game_id}/events"): ("listEvents", (*_TOKEN, 422, *_EVERY)),
+    ("post", "/v1/games/{game_id}/stream-tickets"): ("createStreamTicket", (*_TOKEN, *_EVERY)),
+    ("get", "/v1/games/{game_id}/replay"): ("getReplay", (*_TOKEN, 422, *_EVERY)),
+    ("get", "/v1/games/{game_id}/ledger"): ("getLedger", (*_TOKEN, *_EVERY)),
+    ("get", "/v1/games/{game_id}/verify"): ("verifyGame", (404, 422, *_EVERY)),
+    ("get", "/v1/games/{game_id}/export"): ("exportGame", (*_TOKEN, *_EVERY)),
+    ("get", "/v1/leaderboards/{game_type}"): ("getLeaderboard", (404, *_EVERY)),
+}
+
+
+def _camel(*words: str) -> str:
+    return "".join(part.capitalize() for w in words for part in w.replace("-", "_").split("_"))
+
+
+# --- actions --------------------------------------------------------------------------------
+
+def _field_schema(fields: list[kernel.Field]) -> dict:
+    """The JSON Schema of one action field, merged over every game that shares the shape."""
+    first = fields[0]
+    if isinstance(first, kernel.Int):
+        out: dict[str, Any] = {"type": "integer"}
+        lows, highs = [f.min for f in fields], [f.max for f in fields]
+        if None not in lows:
+            out["minimum"] = min(lows)
+        if None not in highs:
+            out["maximum"] = max(highs)
+        return out
+    if isinstance(first, kernel.Choice):
+        choices: list[str] = []
+        for f in fields:
+            choices += [c for c in f.choices if c not in choices]
+        return {"type": "string", "enum": choices}
+    if isinstance(first, kernel.Bool):
+        return {"type": "boolean"}
+    raise TypeError(f"no JSON Schema for the action field {first!r}")
+
+
+def action_shapes(games: Iterable[tuple[str, Any]]) -> dict[tuple[str, tuple[str, ...]], list[tuple[str, Any]]]:
+    """(type, field names) -> [(game name, kernel.Action)], in a stable order."""
+    shapes: dict[tuple[str, tuple[str, ...]], list[tuple[str, Any]]] = {}
+    for name, game in games:
+        for kind, spec in sorted(game.ACTIONS.by_type.items()):
+            shapes.setdefault((kind, tuple(sorted(spec.fields))), []).append((name, spec))
+    return shapes
+
+
+def action_components(games: Iterable[tuple[str, Any]] | None = None
+                      ) -> tuple[dict[str, dict], dict[str, dict[str, str]]]:
+    """The action components (one closed schema per shape, a union per type with several
+    shapes, and `Action`, the discriminated union of them all) and, per game, {action type:
+    component name}."""
+    games = sorted(all_games().items()) if games is None else list(games)
+    shapes = action_shapes(games)
+    by_type: dict[str, list[str]] = {}
+    components: dict[str, Any] = {}
+    per_game: dict[str, dict[str, str]] = {}
+    for (kind, names), users in sorted(shapes.items()):
+        games_using = [g for g, _ in users]
+        alone = sum(1 for (k, _) in shapes if k == kind) == 1
+        # A type with one shape in several games: `BidAction`; else named after its games.
+        component = _camel(kind) + "Action" if alone and len(users) > 1 else _camel(*games_using, kind) + "Action"
+        components[component] = {
+            "type": "object", "title": component,
+            "description": f"`{kind}` in {', '.join(games_using)}",
+            "properties": {"type": {"type": "string", "const": kind},
+                           **{f: _field_schema([spec.fields[f] for _, spec in users]) for f in names}},
+            "required": ["type", *names], "additionalProperties": False}
+        by_type.setdefault(kind, []).append(component)
+        for g in games_using:
+            per_game.setdefault(g, {})[kind] = component
+    mapping = {}
+    for kind, names in sorted(by_type.items()):
+        if len(names) == 1:
+            mapping[kind] = f"#/components/schemas/{names[0]}"
+        else:
+            union = _camel(kind) + "Action"
+            components[union] = {"title": union, "description": f"`{kind}`: one shape per game",
+                                 "oneOf": [{"$ref": f"#/components/schemas/{n}"} for n in names]}
+            mapping[kind] = f"#/components/schemas/{union}"
+    components["Action"] = {
+        "title": "Action", "description": "one of the games' actions: pick among the seat's legal_actions",
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping}}
+    return components, per_game
+
+
+# --- the plugin ------------------------------------------------------------------------------
+
+class ContractPlugin(BasePlugin):
+    """Completes flask-smorest's document: operationIds, error responses, typed payloads."""
+
+    def __init__(self, schema_patches: dict[str, dict] | None = None):
+        self.schema_patches = schema_patches or {}
+
+    def operation_helper(self, path=None, operations=None, **kwargs):
+        for method, operation in (operations or {}).items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            entry = OPERATIONS.get((method, path))
+            if entry is None:
+                raise RuntimeError(f"{method.upper()} {path}: add it to service/openapi.py OPERATIONS")
+            operation_id, statuses = entry
+            operation["operationId"] = operation_id
+            responses: dict = {}
+            for status, response in operation.get("responses", {}).items():
+                if status == "default":
+                    continue  # every error status is declared below
+                # a route's @blp.doc(responses={"200": ...}) and @blp.response(200) meet here
+                merged = {**responses.get(str(status), {}), **response} if isinstance(response, dict) else response
+                if isinstance(merged, dict):
+                    merged.setdefault("description", "OK")
+                responses[str(status)] = merged
+            operation["responses"] = responses
+            for status in statuses:
+                description, retry = ERRORS[status]
+                declared = responses.get(str(status))
+                declared = declared if isinstance(declared, dict) else {}
+                response = {"description": declared.get("description") or description,
+                            "content": {"application/json": {"schema": ERROR_REF}}}
+                if retry:
+                    response["headers"] = RETRY_AFTER
+                responses[str(status)] = response
+            extra = set(map(str, responses)) - {str(s) for s in statuses} - {"200", "201"}
+            if extra:
+                raise RuntimeError(f"{method.upper()} {path}: responses {sorted(extra)} are not in "
+                                   "service/openapi.py OPERATIONS")
+
+    def schema_helper(self, name, definition, **kwargs):
+        patch = self.schema_patches.get(name)
+        if patch is None:
+            return None
+        properties = dict(definition.get("properties", {}))
+        for field, schema in patch.items():
+            described = properties.get(field, {}).get("description")
+            properties[field] = {**schema, **({"description": described} if described and "description"
+                                               not in schema else {})}
+        return {**definition, "properties": properties}
+
+
+# Properties the marshmallow schemas leave untyped, typed here (component -> field -> schema).
+SCHEMA_PATCHES: dict[str, dict[str, dict]] = {
+    "ActionRequest": {"action": {"$ref": "#/components/schemas/Action"}},
+}
+
+
+def register_components(spec) -> None:
+    """The hand-built components: the action union and its branches."""
+    components, _ = action_components()
+    for name, schema in components.items():
+        spec.components.schema(name, component=schema)
