@@ -49,6 +49,11 @@ class Session:
     result: Optional[dict] = None
     seed: Optional[str] = None
     last_action_at: int = 0
+    # Per seat, the version at which its current decision opened (0: not to act). A seat's
+    # decision opens when it becomes one of the seats to act, and again after each of its own
+    # actions that leaves it to act; another seat's action leaves it as it is, so in a
+    # simultaneous choice every seat's decision stays the round's until the round is over.
+    decisions: tuple[int, ...] = ()
 
     @property
     def game(self):
@@ -61,6 +66,21 @@ class Session:
 
     def to_act(self) -> list[int]:
         return list(self.game.to_act(self.state)) if self.status == ACTIVE else []
+
+    def decision(self, seat: int) -> Optional[int]:
+        """The version at which the seat's current decision opened; None when it is not to act."""
+        return (self.decisions[seat] if 0 <= seat < len(self.decisions) else 0) or None
+
+
+def _decided(session: Session, actor: Optional[int]) -> Session:
+    """The session at the end of a batch (the events of one command, `actor`'s, or of a claim
+    or the scoring): each seat's decision reopened where the batch changed it."""
+    movers = set(session.to_act())
+    prior = session.decisions
+    decisions = tuple(0 if s not in movers else
+                      session.version if s == actor or s >= len(prior) or not prior[s] else prior[s]
+                      for s in range(len(session.seats)))
+    return session if decisions == prior else _with(session, decisions=decisions)
 
 
 def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Session:
@@ -123,9 +143,19 @@ def evolve(session: Optional[Session], event: StoredEvent, game_id: str = "") ->
 def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session] = None) -> Optional[Session]:
     """evolve() over the events. A run of rules events folds straight into the game's state
     and updates the session once at its end (the same result: a game once over stays over,
-    and only platform events change anything else)."""
+    and only platform events change anything else). Each batch's end (the next command, or
+    the end of the events) settles the seats' decisions."""
     run: list[StoredEvent] = []
+    pending, actor = False, None   # a batch folded whose decisions are not settled yet
     for event in events:
+        if event.cmd is not None and pending:
+            if run:
+                session = _fold_rules_run(session, run)
+                run = []
+            session = _decided(session, actor)
+        if event.cmd is not None:
+            actor = event.cmd.get("seat")
+        pending = True
         if session is not None and event.type not in PLATFORM_EVENTS:
             run.append(event)
             continue
@@ -133,7 +163,9 @@ def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session]
             session = _fold_rules_run(session, run)
             run = []
         session = evolve(session, event, game_id)
-    return _fold_rules_run(session, run) if run else session
+    if run:
+        session = _fold_rules_run(session, run)
+    return _decided(session, actor) if pending and session is not None else session
 
 
 def _fold_rules_run(session: Session, run: list[StoredEvent]) -> Session:

@@ -92,6 +92,9 @@ class ViewSchema(Schema):
     legal_actions = fields.List(fields.Dict(), required=True, metadata={
         "description": "complete actions, or templates whose integer fields are {\"min\": a, \"max\": b}"})
     result = fields.Nested(ResultSchema)
+    decision = fields.Integer(allow_none=True, metadata={
+        "description": "a seat's own view (GET /view): the version at which its current decision opened, "
+                       "null when it is not to act; echo it as the action's `decision`"})
 
 
 class GameDetailSchema(GameSummarySchema):
@@ -149,6 +152,11 @@ class ActionRequestSchema(StrictSchema):
         "description": "one of the game's actions; pick among the seat's legal_actions"})
     expected_version = fields.Integer(strict=True, validate=validate.Range(min=0), metadata={
         "description": "when given, the action is refused (409) unless the game is at this version"})
+    decision = fields.Integer(strict=True, validate=validate.Range(min=1), metadata={
+        "description": "the view's `decision`, echoed: binds the action to that decision of the seat "
+                       "(409 `stale_decision` once it is over, e.g. after a turn timeout played for the "
+                       "seat), never to the next round; what a simultaneous choice without "
+                       "expected_version needs"})
 
 
 class IdempotencyHeaderSchema(Schema):

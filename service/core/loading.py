@@ -79,6 +79,8 @@ class SessionLoading:
             return None
         if not isinstance(session, Session) or session.version != version or session.head != head:
             return None
+        if len(session.decisions) != len(session.seats):
+            return None  # pickled before sessions kept the seats' decisions: fold from the log
         self._snapshot_at[game_id] = version
         return session
 

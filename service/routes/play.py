@@ -64,6 +64,7 @@ class Actions(MethodView):
         seat = seat_of(game_id)
         receipt, session, shown = games().act(game_id, seat, body["action"],
                                               expected_version=body.get("expected_version"),
+                                              decision=body.get("decision"),
                                               idempotency_key=headers["idempotency_key"])
         payload = {"receipt": receipt.as_dict(), "events": shown, "to_act": session.to_act(),
                    "status": session.status}
