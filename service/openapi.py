@@ -17,6 +17,8 @@ by `type`.
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any, Iterable
 
 from apispec import BasePlugin
@@ -182,7 +184,24 @@ class ContractPlugin(BasePlugin):
                 raise RuntimeError(f"{method.upper()} {path}: responses {sorted(extra)} are not in "
                                    "service/openapi.py OPERATIONS")
 
+    def init_spec(self, spec):
+        self.spec = spec
+        self.views: dict[str, str] = {}
+        self.event_union: dict = {}
+
+    def options_schema(self, game) -> dict:
+        from apispec.ext.marshmallow import MarshmallowPlugin
+
+        plugin = next(p for p in self.spec.plugins if isinstance(p, MarshmallowPlugin))
+        return plugin.converter.schema2jsonschema(game.OptionsSchema)
+
     def schema_helper(self, name, definition, **kwargs):
+        if name == "View" and self.views:
+            return self._views(definition)
+        if name == "Event" and self.views:
+            definition.clear()  # the union built by register_components replaces marshmallow's
+            definition.update(self.event_union)
+            return None
         patch = self.schema_patches.get(name)
         if patch is None:
             return None
@@ -193,6 +212,28 @@ class ContractPlugin(BasePlugin):
                                                not in schema else {})}
         return {**definition, "properties": properties}
 
+    def _views(self, definition: dict) -> None:
+        """View becomes the union of one view per game, discriminated by its `type`."""
+        base = json.loads(json.dumps(definition))
+        mapping = {}
+        for game_name, prefix in sorted(self.views.items()):
+            properties = dict(base["properties"])
+            properties["type"] = {"type": "string", "const": game_name}
+            properties["state"] = {**{k: v for k, v in properties["state"].items() if k == "description"},
+                                   "oneOf": [_ref(f"{prefix}State"), {"type": "null"}]}
+            properties["legal_actions"] = {**{k: v for k, v in properties["legal_actions"].items()
+                                              if k == "description"},
+                                           "type": "array", "items": _ref(f"{prefix}LegalAction")}
+            component = f"{prefix}View"
+            self.spec.components.schema(component, component={
+                **base, "title": component, "description": f"a view of a {game_name} game", "properties": properties})
+            mapping[game_name] = f"#/components/schemas/{component}"
+        definition.clear()
+        definition.update({"description": "a seat's or the spectator's view, typed by the game's type",
+                           "oneOf": [{"$ref": ref} for ref in mapping.values()],
+                           "discriminator": {"propertyName": "type", "mapping": mapping}})
+        return None
+
 
 # Properties the marshmallow schemas leave untyped, typed here (component -> field -> schema).
 SCHEMA_PATCHES: dict[str, dict[str, dict]] = {
@@ -201,7 +242,105 @@ SCHEMA_PATCHES: dict[str, dict[str, dict]] = {
 
 
 def register_components(spec) -> None:
-    """The hand-built components: the action union and its branches."""
+    """The hand-built components: the action union and its branches, the typed payloads (the
+    View and Event unions replace marshmallow's untyped ones as flask-smorest registers them)."""
     components, _ = action_components()
     for name, schema in components.items():
         spec.components.schema(name, component=schema)
+    plugin = next(p for p in spec.plugins if isinstance(p, ContractPlugin))
+    payloads, views = payload_components(plugin.options_schema)
+    plugin.event_union = payloads.pop("Event")  # becomes the Event component (schema_helper)
+    for name, schema in payloads.items():
+        spec.components.schema(name, component=schema)
+    plugin.views = views
+
+
+# --- typed payloads: each game's state, legal actions and events ----------------------------
+
+PAYLOADS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract", "payloads.json")
+INT_RANGE = {"title": "IntRange", "type": "object", "description": "a template field: choose an integer from min to max",
+             "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+             "required": ["min", "max"], "additionalProperties": False}
+PLATFORM_OPTIONS = {"type": "object", "properties": {"turn_timeout": {"type": ["number", "null"]}},
+                    "additionalProperties": False}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def load_payloads() -> dict:
+    """service/contract/payloads.json (docs/tools/gen_payload_schemas.py writes it)."""
+    with open(PAYLOADS_FILE, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _closed(schema: dict) -> dict:
+    return {**schema, "additionalProperties": False}
+
+
+def payload_components(options_schema) -> tuple[dict[str, dict], dict[str, str]]:
+    """The components of typed payloads, and {game: its view's component}. `options_schema(game)`
+    gives the JSON Schema of a game's options (from its OptionsSchema)."""
+    payloads = load_payloads()
+    actions, per_game = action_components()
+    components: dict[str, dict] = {"IntRange": INT_RANGE}
+    # legal actions: each action shape as a template (integer fields may be an IntRange)
+    templates: dict[str, str] = {}
+    for name, schema in actions.items():
+        if "properties" not in schema:
+            continue
+        ints = [f for f, p in schema["properties"].items() if p.get("type") == "integer"]
+        if not ints:
+            templates[name] = name
+            continue
+        template = name[:-len("Action")] + "Template"
+        components[template] = {**schema, "title": template,
+                                "description": schema["description"] + "; a legal action or a template",
+                                "properties": {f: ({"oneOf": [p, _ref("IntRange")]} if f in ints else p)
+                                               for f, p in schema["properties"].items()}}
+        templates[name] = template
+    views = {}
+    games = dict(sorted(all_games().items()))
+    for game_name, kinds in sorted(per_game.items()):
+        if game_name not in payloads["states"]:
+            continue
+        prefix = _camel(game_name)
+        mapping = {kind: f"#/components/schemas/{templates[component]}" for kind, component in sorted(kinds.items())}
+        components[f"{prefix}LegalAction"] = {
+            "title": f"{prefix}LegalAction", "description": f"a legal action of {game_name}, or its template",
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "type", "mapping": mapping}}
+        state = _closed(payloads["states"][game_name])
+        state["properties"] = {**state["properties"], "game": {"type": "string", "const": game_name}}
+        if "options" in state["properties"]:
+            state["properties"]["options"] = options_schema(games[game_name])
+        components[f"{prefix}State"] = {**state, "title": f"{prefix}State",
+                                        "description": f"the state of a {game_name} game as the viewer may see it"}
+        views[game_name] = prefix
+    # events: one closed data schema per event type, the Event union discriminated by type
+    options_any = {"anyOf": [options_schema(games[g]) for g in sorted(payloads["states"]) if g in games]}
+    mapping = {}
+    for kind, schema in sorted(payloads["events"].items()):
+        data = _closed(schema)
+        if kind == "game.created":
+            data["properties"] = {**data["properties"], "options": options_any, "platform": PLATFORM_OPTIONS}
+        # platform events (game.started) are named apart from a game's own (game_started)
+        name = _camel(kind.replace(".", "_")) + ("PlatformEvent" if "." in kind else "Event")
+        components[name] = {
+            "title": name, "type": "object", "description": f"a `{kind}` event",
+            "properties": {"version": {"type": "integer"}, "type": {"type": "string", "const": kind},
+                           "data": data, "at": {"type": "integer"}, "prev_hash": {"type": "string"},
+                           "hash": {"type": "string"}, "cmd": _ref("Command")},
+            "required": ["version", "type", "data", "at", "prev_hash", "hash"], "additionalProperties": False}
+        mapping[kind] = f"#/components/schemas/{name}"
+    components["Command"] = {
+        "title": "Command", "type": "object",
+        "description": "the command that caused the batch: its seat and who played it (player, bot:level, "
+                       "timeout); the action too for the seat itself and once the game has ended",
+        "properties": {"seat": {"type": ["integer", "null"]}, "by": {"type": "string"}, "action": _ref("Action")},
+        "required": ["seat", "by"], "additionalProperties": False}
+    components["Event"] = {"title": "Event", "description": "one event of the game's log, as the caller may see it",
+                           "oneOf": [{"$ref": ref} for ref in mapping.values()],
+                           "discriminator": {"propertyName": "type", "mapping": mapping}}
+    return components, views
