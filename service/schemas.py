@@ -124,7 +124,8 @@ class GameTypeSchema(Schema):
     options = fields.Dict(required=True, metadata={"description": "each option: type, default, allowed values"})
     actions = fields.List(fields.String(), required=True)
     bot_levels = fields.List(fields.String(), required=True)
-    docs = fields.String(required=True)
+    docs = fields.String(required=True, metadata={
+        "description": "the game's rules page (markdown), a path on this service: /docs/games/NAME.md"})
 
 
 class GameTypesSchema(Schema):
