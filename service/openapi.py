@@ -148,8 +148,9 @@ def action_components(games: Iterable[tuple[str, Any]] | None = None
 class ContractPlugin(BasePlugin):
     """Completes flask-smorest's document: operationIds, error responses, typed payloads."""
 
-    def __init__(self, schema_patches: dict[str, dict] | None = None):
+    def __init__(self, schema_patches: dict[str, dict] | None = None, examples: dict | None = None):
         self.schema_patches = schema_patches or {}
+        self.examples = load_examples() if examples is None else examples
 
     def operation_helper(self, path=None, operations=None, **kwargs):
         for method, operation in (operations or {}).items():
@@ -160,6 +161,7 @@ class ContractPlugin(BasePlugin):
                 raise RuntimeError(f"{method.upper()} {path}: add it to service/openapi.py OPERATIONS")
             operation_id, statuses = entry
             operation["operationId"] = operation_id
+            self._examples(operation_id, operation)
             responses: dict = {}
             for status, response in operation.get("responses", {}).items():
                 if status == "default":
@@ -183,6 +185,17 @@ class ContractPlugin(BasePlugin):
             if extra:
                 raise RuntimeError(f"{method.upper()} {path}: responses {sorted(extra)} are not in "
                                    "service/openapi.py OPERATIONS")
+
+    def _examples(self, operation_id: str, operation: dict) -> None:
+        """The request and response examples of a real game (service/contract/examples.json)."""
+        example = self.examples.get(operation_id)
+        if not example:
+            return
+        if "request" in example:
+            operation["requestBody"]["content"]["application/json"]["example"] = example["request"]
+        status = next(s for s in ("200", "201") if s in map(str, operation["responses"]))
+        response = operation["responses"].get(status) or operation["responses"][int(status)]
+        response["content"]["application/json"]["example"] = example["response"]
 
     def init_spec(self, spec):
         self.spec = spec
@@ -267,6 +280,15 @@ PLATFORM_OPTIONS = {"type": "object", "properties": {"turn_timeout": {"type": ["
 
 def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
+
+
+EXAMPLES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract", "examples.json")
+
+
+def load_examples() -> dict:
+    """service/contract/examples.json (docs/tools/gen_examples.py writes it from a real game)."""
+    with open(EXAMPLES_FILE, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 def load_payloads() -> dict:

@@ -243,3 +243,20 @@ def test_every_view_and_event_of_the_golden_games_fits_the_typed_payloads(name):
 
 def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
+
+
+def test_the_examples_are_real_answers_that_fit_their_schemas():
+    spec = create_app({"RATE_LIMIT": None, "REDIS_URL": None}).test_client().get("/openapi.json").json
+    contract = Contract(spec)
+    found = 0
+    for ops in spec["paths"].values():
+        for op in (o for m, o in ops.items() if m in ("get", "post")):
+            media = [op.get("requestBody", {}).get("content", {}).get("application/json", {})]
+            media += [r.get("content", {}).get("application/json", {}) for r in op["responses"].values()]
+            for entry in media:
+                if "example" in entry:
+                    contract._check(entry["schema"], entry["example"], f"{op['operationId']} example")
+                    found += 1
+    assert found >= 9
+    action = spec["paths"]["/v1/games/{game_id}/actions"]["post"]
+    assert action["requestBody"]["content"]["application/json"]["example"]["action"]["type"] == "bid"
