@@ -61,3 +61,11 @@ def test_game_docs_are_reachable_from_the_urls_game_types_gives():
         with open(os.path.join(ROOT, "docs", "games", f"{game_type['name']}.md"), "rb") as handle:
             assert page.data == handle.read()
     assert http.get("/docs/games/no-such-game.md").status_code == 404
+
+
+def test_the_readme_curl_example_is_the_one_a_real_game_gives():
+    from docs.tools.example_curl import readme_with_example
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    assert readme_with_example(readme) == readme, "README is stale: python -m docs.tools.example_curl --readme"
