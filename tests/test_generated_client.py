@@ -260,3 +260,20 @@ def test_the_examples_are_real_answers_that_fit_their_schemas():
     assert found >= 9
     action = spec["paths"]["/v1/games/{game_id}/actions"]["post"]
     assert action["requestBody"]["content"]["application/json"]["example"]["action"]["type"] == "bid"
+
+
+def test_the_readme_client_example_runs(client_package):
+    """The README's Python example, as written, against a live service, with the fresh client."""
+    import os
+
+    import web_kit
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md"), encoding="utf-8") as handle:
+        code = handle.read().split("```python\n", 1)[1].split("```", 1)[0]
+    live = web_kit.LiveServer().start()
+    try:
+        namespace: dict = {}
+        exec(compile(code.replace("http://127.0.0.1:5000", live.url), "README.md", "exec"), namespace)
+    finally:
+        live.stop()
+    assert type(namespace["view"]).__name__ == "BigShotView" and namespace["view"].status == "active"
