@@ -41,8 +41,10 @@ def generate(out: str, meta: str = "setup", document: dict | None = None) -> str
         json.dump(document or spec(), handle, indent=2)
     target = os.path.join(out, PROJECT if meta != "none" else PACKAGE)
     generator = os.path.join(os.path.dirname(sys.executable), "openapi-python-client")
+    # the generator's default hooks run ruff (a test dependency) from this environment's bin
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     done = subprocess.run([generator, "generate", "--path", path, "--config", CONFIG, "--meta", meta,
-                           "--output-path", target, "--fail-on-warning"], capture_output=True, text=True)
+                           "--output-path", target, "--fail-on-warning"], capture_output=True, text=True, env=env)
     if done.returncode != 0 or "warning" in (done.stdout + done.stderr).lower():
         raise RuntimeError(f"openapi-python-client failed or warned:\n{done.stdout}\n{done.stderr}")
     return target
