@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 
 from .core.bots import BOT_LEVELS
@@ -16,10 +16,29 @@ class StrictSchema(Schema):
 
 
 # --- errors ---------------------------------------------------------------------------------
+class ErrorDetailsSchema(Schema):
+    """What an error says beyond its message; each key only where it applies (others may come)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    field = fields.String(metadata={"description": "the field at fault (e.g. action.amount, expected_version)"})
+    version = fields.Integer(allow_none=True, metadata={
+        "description": "a conflict or a refused action: the game's current version"})
+    decision = fields.Integer(allow_none=True, metadata={
+        "description": "409 stale_decision: the seat's current decision (null: not to act)"})
+    status = fields.String(metadata={"description": "game_not_active: the game's status"})
+    game_id = fields.String(metadata={"description": "not_found: the game asked for"})
+    errors = fields.Dict(metadata={"description": "invalid fields: the messages by field"})
+    retry_after = fields.Integer(metadata={"description": "429: seconds to wait (also the Retry-After header)"})
+    limit = fields.Integer(metadata={"description": "too_many_streams: the cap that was reached"})
+    per = fields.String(metadata={"description": "too_many_streams: token or address"})
+
+
 class ErrorBodySchema(Schema):
     code = fields.String(required=True, metadata={"description": "stable machine-readable code"})
     message = fields.String(required=True, metadata={"description": "what is wrong, naming the field"})
-    details = fields.Dict(required=True)
+    details = fields.Nested(ErrorDetailsSchema, required=True)
 
 
 class ErrorSchema(Schema):
