@@ -72,15 +72,20 @@ class Session:
         return (self.decisions[seat] if 0 <= seat < len(self.decisions) else 0) or None
 
 
+def _settle(game, state, active: bool, prior: tuple, actor: Optional[int], version: int, seats: int) -> tuple:
+    """The seats' decisions at the end of a batch (the events of one command, `actor`'s, or of
+    a claim or the scoring) that left the game at `version`: a seat to act keeps its decision
+    unless it just became one of the seats to act or it acted itself; the others have none."""
+    movers = game.to_act(state) if active and not game.is_over(state) else ()
+    return tuple(0 if s not in movers else
+                 version if s == actor or s >= len(prior) or not prior[s] else prior[s]
+                 for s in range(seats))
+
+
 def _decided(session: Session, actor: Optional[int]) -> Session:
-    """The session at the end of a batch (the events of one command, `actor`'s, or of a claim
-    or the scoring): each seat's decision reopened where the batch changed it."""
-    movers = set(session.to_act())
-    prior = session.decisions
-    decisions = tuple(0 if s not in movers else
-                      session.version if s == actor or s >= len(prior) or not prior[s] else prior[s]
-                      for s in range(len(session.seats)))
-    return session if decisions == prior else _with(session, decisions=decisions)
+    decisions = _settle(session.game, session.state, session.status == ACTIVE, session.decisions, actor,
+                        session.version, len(session.seats))
+    return session if decisions == session.decisions else _with(session, decisions=decisions)
 
 
 def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Session:
@@ -148,37 +153,43 @@ def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session]
     run: list[StoredEvent] = []
     pending, actor = False, None   # a batch folded whose decisions are not settled yet
     for event in events:
-        if event.cmd is not None and pending:
-            if run:
-                session = _fold_rules_run(session, run)
-                run = []
-            session = _decided(session, actor)
-        if event.cmd is not None:
-            actor = event.cmd.get("seat")
-        pending = True
         if session is not None and event.type not in PLATFORM_EVENTS:
             run.append(event)
             continue
         if run:
-            session = _fold_rules_run(session, run)
+            session, pending, actor = _fold_rules_run(session, run, pending, actor)
             run = []
+        if event.cmd is not None:
+            if pending:
+                session = _decided(session, actor)
+            actor = event.cmd.get("seat")
+        pending = True
         session = evolve(session, event, game_id)
     if run:
-        session = _fold_rules_run(session, run)
+        session, pending, actor = _fold_rules_run(session, run, pending, actor)
     return _decided(session, actor) if pending and session is not None else session
 
 
-def _fold_rules_run(session: Session, run: list[StoredEvent]) -> Session:
+def _fold_rules_run(session: Session, run: list[StoredEvent], pending: bool, actor: Optional[int]):
+    """The run folded into the session; the decisions of each batch that ends inside it settled.
+    Returns (session, pending, actor) for the batch still open at its end."""
     game = get_game(session.game_type)
     evolve_rules = game.evolve
     state = session.state
     last_action_at = session.last_action_at
+    active, seats, decisions, version = session.status == ACTIVE, len(session.seats), session.decisions, session.version
     for event in run:
-        state = evolve_rules(state, {"type": event.type, **event.data})
         if event.cmd is not None:
+            if pending:
+                decisions = _settle(game, state, active, decisions, actor, version, seats)
+            actor = event.cmd.get("seat")
             last_action_at = event.at
+        pending = True
+        state = evolve_rules(state, {"type": event.type, **event.data})
+        version = event.version
     last = run[-1]
-    changes = {"state": state, "version": last.version, "head": last.hash, "last_action_at": last_action_at}
+    changes = {"state": state, "version": last.version, "head": last.hash, "last_action_at": last_action_at,
+               "decisions": decisions}
     if session.status == ACTIVE and game.is_over(state):
         changes["status"] = ENDED
-    return _with(session, **changes)
+    return _with(session, **changes), pending, actor
