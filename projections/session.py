@@ -72,19 +72,20 @@ class Session:
         return (self.decisions[seat] if 0 <= seat < len(self.decisions) else 0) or None
 
 
-def _settle(game, state, active: bool, prior: tuple, actor: Optional[int], version: int, seats: int) -> tuple:
+def _settle(movers, prior: tuple, actor: Optional[int], version: int, seats: int) -> tuple:
     """The seats' decisions at the end of a batch (the events of one command, `actor`'s, or of
-    a claim or the scoring) that left the game at `version`: a seat to act keeps its decision
-    unless it just became one of the seats to act or it acted itself; the others have none."""
-    movers = game.to_act(state) if active and not game.is_over(state) else ()
-    return tuple(0 if s not in movers else
-                 version if s == actor or s >= len(prior) or not prior[s] else prior[s]
-                 for s in range(seats))
+    a claim or the scoring) that left the game at `version` with `movers` to act: a seat to act
+    keeps its decision unless it just became one of the seats to act or it acted itself; the
+    others have none."""
+    out = [0] * seats
+    known = len(prior) == seats
+    for s in movers:   # usually one seat: the loop runs over the movers only
+        out[s] = prior[s] if known and prior[s] and s != actor else version
+    return tuple(out)
 
 
 def _decided(session: Session, actor: Optional[int]) -> Session:
-    decisions = _settle(session.game, session.state, session.status == ACTIVE, session.decisions, actor,
-                        session.version, len(session.seats))
+    decisions = _settle(session.to_act(), session.decisions, actor, session.version, len(session.seats))
     return session if decisions == session.decisions else _with(session, decisions=decisions)
 
 
@@ -174,14 +175,14 @@ def _fold_rules_run(session: Session, run: list[StoredEvent], pending: bool, act
     """The run folded into the session; the decisions of each batch that ends inside it settled.
     Returns (session, pending, actor) for the batch still open at its end."""
     game = get_game(session.game_type)
-    evolve_rules = game.evolve
+    evolve_rules, to_act = game.evolve, game.to_act
     state = session.state
     last_action_at = session.last_action_at
     active, seats, decisions, version = session.status == ACTIVE, len(session.seats), session.decisions, session.version
     for event in run:
         if event.cmd is not None:
-            if pending:
-                decisions = _settle(game, state, active, decisions, actor, version, seats)
+            if pending and active:  # a command follows, so the game was not over: no is_over check
+                decisions = _settle(to_act(state), decisions, actor, version, seats)
             actor = event.cmd.get("seat")
             last_action_at = event.at
         pending = True
