@@ -67,6 +67,11 @@ OPERATIONS: dict[tuple[str, str], tuple[str, tuple[int, ...]]] = {
 }
 
 
+# Operations where a seat token is optional: with one, the seat's view of things; without, the
+# spectator's (OpenAPI: `security: [{}, {seatToken: []}]`).
+OPTIONAL_TOKEN = {"listEvents", "createStreamTicket", "getReplay", "getLedger", "exportGame"}
+
+
 def _camel(*words: str) -> str:
     return "".join(part.capitalize() for w in words for part in w.replace("-", "_").split("_"))
 
@@ -161,6 +166,8 @@ class ContractPlugin(BasePlugin):
                 raise RuntimeError(f"{method.upper()} {path}: add it to service/openapi.py OPERATIONS")
             operation_id, statuses = entry
             operation["operationId"] = operation_id
+            if operation_id in OPTIONAL_TOKEN:
+                operation["security"] = [{}, {"seatToken": []}]
             self._examples(operation_id, operation)
             responses: dict = {}
             for status, response in operation.get("responses", {}).items():

@@ -72,7 +72,9 @@ def markdown(spec: dict) -> str:
             if op.get("description"):
                 lines += [op["description"], ""]
             if op.get("security"):
-                lines += ["Authentication: `Authorization: Bearer <seat token>`.", ""]
+                optional = {} in op["security"]
+                lines += ["Authentication: `Authorization: Bearer <seat token>`" +
+                          (" (optional: without it, the spectator's)." if optional else "."), ""]
             params = [p for p in op.get("parameters", []) if p.get("in") != "path"]
             if params:
                 lines += ["| parameter | in | required | description |", "|---|---|---|---|"]
