@@ -277,3 +277,42 @@ def test_the_readme_client_example_runs(client_package):
     finally:
         live.stop()
     assert type(namespace["view"]).__name__ == "BigShotView" and namespace["view"].status == "active"
+
+
+@pytest.mark.parametrize("game_type, players, options", [
+    ("speculation", 8, {"deals": 2, "hand_size": 5, "dead_hand": True, "blind_exchanges": True}),
+    ("speculation", 5, {"deals": 2, "jack_five_bonus": True, "price_cap": 3}),
+    ("spekulation", 6, {}), ("speculate", 6, {}), ("big-shot", 4, {}), ("big-shot", 2, {})])
+def test_random_games_fit_the_typed_payloads_at_every_step(game_type, players, options, fake_redis):
+    """Every seat's and the spectator's view after every action of a random game (as the API
+    serves it), and every event as each viewer sees it live and after the end."""
+    from projections import disclosure
+    from service.schemas import ViewSchema
+
+    spec = create_app({"RATE_LIMIT": None, "REDIS_URL": None}).test_client().get("/openapi.json").json
+    contract, as_served = Contract(spec), ViewSchema()
+    jobs = MemoryJobs()
+    app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
+    service = app.extensions["games"]
+    game_id = service.create(game_type, options, [{}] * players).game_id
+    for seat in range(players):
+        service.claim(game_id, seat, f"p{seat}")
+    rng = random.Random(f"{game_type}{players}")
+    for n in range(20_000):
+        session = service.load(game_id)
+        for viewer in [None, *range(players)]:
+            view = disclosure.view_for(session, viewer)
+            if viewer is not None:
+                view["decision"] = session.decision(viewer)
+            contract._check(_ref("View"), as_served.dump(view), f"view of {viewer} at {session.version}")
+        if session.status != "active":
+            break
+        seat = rng.choice(session.to_act())
+        service.act(game_id, seat, _fill(rng.choice(session.game.legal_actions(session.state, seat)), rng),
+                    idempotency_key=f"a{n}")
+    jobs.drain(service)
+    stored = service.store.read(game_id, 0, service.load(game_id).version)
+    for viewer in [None, *range(players)]:
+        for finished in (False, True):
+            shown, _ = disclosure.events_for(stored, None, viewer, finished, game_id)
+            contract._check({"type": "array", "items": _ref("Event")}, shown, f"events of {viewer}")
