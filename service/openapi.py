@@ -168,7 +168,6 @@ class ContractPlugin(BasePlugin):
             operation["operationId"] = operation_id
             if operation_id in OPTIONAL_TOKEN:
                 operation["security"] = [{}, {"seatToken": []}]
-            self._examples(operation_id, operation)
             responses: dict = {}
             for status, response in operation.get("responses", {}).items():
                 if status == "default":
@@ -192,6 +191,7 @@ class ContractPlugin(BasePlugin):
             if extra:
                 raise RuntimeError(f"{method.upper()} {path}: responses {sorted(extra)} are not in "
                                    "service/openapi.py OPERATIONS")
+            self._examples(operation_id, operation)
 
     def _examples(self, operation_id: str, operation: dict) -> None:
         """The request and response examples of a real game (service/contract/examples.json)."""
@@ -200,9 +200,12 @@ class ContractPlugin(BasePlugin):
             return
         if "request" in example:
             operation["requestBody"]["content"]["application/json"]["example"] = example["request"]
-        status = next(s for s in ("200", "201") if s in map(str, operation["responses"]))
-        response = operation["responses"].get(status) or operation["responses"][int(status)]
-        response["content"]["application/json"]["example"] = example["response"]
+        status = next(s for s in ("200", "201") if s in operation["responses"])
+        operation["responses"][status]["content"]["application/json"]["example"] = example["response"]
+        for status, body in example.get("errors", {}).items():
+            error = dict(operation["responses"][status])
+            error["content"] = {"application/json": {"schema": ERROR_REF, "example": body}}
+            operation["responses"][status] = error
 
     def init_spec(self, spec):
         self.spec = spec

@@ -31,7 +31,7 @@ def build() -> dict:
     jobs = MemoryJobs()
     app = create_app({"RATE_LIMIT": None}, backend=Backend(redis, redis, False), jobs=jobs)
     http = app.test_client()
-    out: dict = {}
+    out: dict = {"listGameTypes": {"response": http.get("/v1/game-types").json}}
     body = {"type": "speculation", "options": {"deals": 1}, "seats": [{}, {}, {}]}
     created = http.post("/v1/games", json=body)
     out["createGame"] = {"request": body, "response": created.json}
@@ -59,7 +59,16 @@ def build() -> dict:
         posted += 1
         if example:
             out["getView"] = {"response": mine}
-            out["postAction"] = {"request": action, "response": answer.json}
+            out["postAction"] = {"request": action, "response": answer.json, "errors": {}}
+            # the same decision again under another key: it is over (409); a bid below 1 (422)
+            stale = http.post(f"/v1/games/{game_id}/actions", json={k: v for k, v in action.items()
+                                                                     if k != "expected_version"},
+                              headers={**auth[seat], "Idempotency-Key": "late"})
+            out["postAction"]["errors"]["409"] = stale.json
+            refused = http.post(f"/v1/games/{game_id}/actions", json={"action": {"type": "bid", "amount": 0}},
+                                headers={**auth[seat], "Idempotency-Key": "bid-0"})
+            if refused.status_code == 422:
+                out["postAction"]["errors"]["422"] = refused.json
     jobs.drain(app.extensions["games"])
     out["getGame"] = {"response": http.get(f"/v1/games/{game_id}").json}
     out["verifyGame"] = {"response": http.get(f"/v1/games/{game_id}/verify").json}

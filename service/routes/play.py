@@ -56,7 +56,8 @@ class Actions(MethodView):
                                 "schema": {"type": "string"}}})
     @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
     @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
-    @blp.alt_response(409, schema=ErrorSchema, description="stale expected_version, or a reused Idempotency-Key")
+    @blp.alt_response(409, schema=ErrorSchema, description="stale expected_version, a decision that is over "
+                      "(stale_decision), or a reused Idempotency-Key")
     @blp.alt_response(422, schema=ErrorSchema, description="an invalid or illegal action (out of turn included)")
     def post(self, headers, body, game_id):
         """Play an action as the token's seat. Requires an Idempotency-Key header: a retry
