@@ -1,5 +1,6 @@
-"""The OpenAPI contract beyond what the marshmallow schemas say by themselves: an operationId
-and every error status for each operation, and the typed action union.
+"""The OpenAPI contract beyond what the marshmallow schemas say by themselves: an operationId,
+every error status and examples from a real game for each operation, the typed action union,
+and the typed payloads (the view by game type, the event by event type).
 
 flask-smorest builds the document from the routes' decorators; `ContractPlugin` is an apispec
 plugin that runs after marshmallow's and completes each operation and schema from the tables
@@ -13,6 +14,12 @@ fields (`buy` in speculate and in spekulation) get one schema each, under a unio
 the type. The union `Action` is a strict `oneOf` that every valid action matches exactly once
 (two shapes of a type differ in a required field, and none admits another's), discriminated
 by `type`.
+
+Payloads: `View` becomes a union of one view per game (discriminated by its `type`) with the
+game's `…State` and `…LegalAction` (its actions as templates); `Event` a union of one closed
+schema per event type. The state and event data schemas are in service/contract/payloads.json
+(inferred from real games by docs/tools/gen_payload_schemas.py), the examples in
+service/contract/examples.json (docs/tools/gen_examples.py).
 """
 
 from __future__ import annotations
@@ -219,6 +226,9 @@ class ContractPlugin(BasePlugin):
         return plugin.converter.schema2jsonschema(game.OptionsSchema)
 
     def schema_helper(self, name, definition, **kwargs):
+        # apispec passes the definition marshmallow's plugin just built and merges what this
+        # returns into it; View and Event are rewritten in place instead (a union has none of
+        # marshmallow's keys). tests/test_generated_client.py fails if that ever stops working.
         if name == "View" and self.views:
             return self._views(definition)
         if name == "Event" and self.views:
