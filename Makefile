@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean golden screenshots
+.PHONY: install serve test worker demo bench clean golden screenshots client
 
 $(STAMP): pyproject.toml
 	@echo "== installing the service and its dependencies into $(VENV) (once; about a minute)"
@@ -52,3 +52,8 @@ golden: $(STAMP)
 # docs/images/*.png: the lobby, each game's table and the replay viewer (Debian's chromium).
 screenshots: $(STAMP)
 	$(BIN)/python docs/tools/screenshots.py
+
+# client/: a Python client generated from /openapi.json by openapi-python-client, and its
+# wheel in client/dist/ (git-ignored: generated code is never committed). `pip install client/dist/*.whl`
+client: $(STAMP)
+	$(BIN)/python -m ops.client --out client

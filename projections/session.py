@@ -49,6 +49,11 @@ class Session:
     result: Optional[dict] = None
     seed: Optional[str] = None
     last_action_at: int = 0
+    # Per seat, the version at which its current decision opened (0: not to act). A seat's
+    # decision opens when it becomes one of the seats to act, and again after each of its own
+    # actions that leaves it to act; another seat's action leaves it as it is, so in a
+    # simultaneous choice every seat's decision stays the round's until the round is over.
+    decisions: tuple[int, ...] = ()
 
     @property
     def game(self):
@@ -61,6 +66,27 @@ class Session:
 
     def to_act(self) -> list[int]:
         return list(self.game.to_act(self.state)) if self.status == ACTIVE else []
+
+    def decision(self, seat: int) -> Optional[int]:
+        """The version at which the seat's current decision opened; None when it is not to act."""
+        return (self.decisions[seat] if 0 <= seat < len(self.decisions) else 0) or None
+
+
+def _settle(movers, prior: tuple, actor: Optional[int], version: int, seats: int) -> tuple:
+    """The seats' decisions at the end of a batch (the events of one command, `actor`'s, or of
+    a claim or the scoring) that left the game at `version` with `movers` to act: a seat to act
+    keeps its decision unless it just became one of the seats to act or it acted itself; the
+    others have none."""
+    out = [0] * seats
+    known = len(prior) == seats
+    for s in movers:   # usually one seat: the loop runs over the movers only
+        out[s] = prior[s] if known and prior[s] and s != actor else version
+    return tuple(out)
+
+
+def _decided(session: Session, actor: Optional[int]) -> Session:
+    decisions = _settle(session.to_act(), session.decisions, actor, session.version, len(session.seats))
+    return session if decisions == session.decisions else _with(session, decisions=decisions)
 
 
 def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Session:
@@ -123,30 +149,48 @@ def evolve(session: Optional[Session], event: StoredEvent, game_id: str = "") ->
 def fold(events: Iterable[StoredEvent], game_id: str, session: Optional[Session] = None) -> Optional[Session]:
     """evolve() over the events. A run of rules events folds straight into the game's state
     and updates the session once at its end (the same result: a game once over stays over,
-    and only platform events change anything else)."""
+    and only platform events change anything else). Each batch's end (the next command, or
+    the end of the events) settles the seats' decisions."""
     run: list[StoredEvent] = []
+    pending, actor = False, None   # a batch folded whose decisions are not settled yet
     for event in events:
         if session is not None and event.type not in PLATFORM_EVENTS:
             run.append(event)
             continue
         if run:
-            session = _fold_rules_run(session, run)
+            session, pending, actor = _fold_rules_run(session, run, pending, actor)
             run = []
+        if event.cmd is not None:
+            if pending:
+                session = _decided(session, actor)
+            actor = event.cmd.get("seat")
+        pending = True
         session = evolve(session, event, game_id)
-    return _fold_rules_run(session, run) if run else session
+    if run:
+        session, pending, actor = _fold_rules_run(session, run, pending, actor)
+    return _decided(session, actor) if pending and session is not None else session
 
 
-def _fold_rules_run(session: Session, run: list[StoredEvent]) -> Session:
+def _fold_rules_run(session: Session, run: list[StoredEvent], pending: bool, actor: Optional[int]):
+    """The run folded into the session; the decisions of each batch that ends inside it settled.
+    Returns (session, pending, actor) for the batch still open at its end."""
     game = get_game(session.game_type)
-    evolve_rules = game.evolve
+    evolve_rules, to_act = game.evolve, game.to_act
     state = session.state
     last_action_at = session.last_action_at
+    active, seats, decisions, version = session.status == ACTIVE, len(session.seats), session.decisions, session.version
     for event in run:
-        state = evolve_rules(state, {"type": event.type, **event.data})
         if event.cmd is not None:
+            if pending and active:  # a command follows, so the game was not over: no is_over check
+                decisions = _settle(to_act(state), decisions, actor, version, seats)
+            actor = event.cmd.get("seat")
             last_action_at = event.at
+        pending = True
+        state = evolve_rules(state, {"type": event.type, **event.data})
+        version = event.version
     last = run[-1]
-    changes = {"state": state, "version": last.version, "head": last.hash, "last_action_at": last_action_at}
+    changes = {"state": state, "version": last.version, "head": last.hash, "last_action_at": last_action_at,
+               "decisions": decisions}
     if session.status == ACTIVE and game.is_over(state):
         changes["status"] = ENDED
-    return _with(session, **changes)
+    return _with(session, **changes), pending, actor

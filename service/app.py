@@ -11,10 +11,11 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
-from . import bootstrap
+from . import bootstrap, docs_ui
 from .core.errors import CoreError
 from .errors import ApiError, status_of
 from .limits import JsonRefused, strict_loads
+from .openapi import SCHEMA_PATCHES, ContractPlugin
 from .schemas import ErrorSchema
 
 log = logging.getLogger(__name__)
@@ -105,11 +106,11 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     settings = bootstrap.settings(config)
     app = Flask(__name__)
     app.config.update(settings)
-    app.config.update(API_TITLE=API_TITLE, API_VERSION=API_VERSION, OPENAPI_VERSION="3.0.3",
+    # /docs is Swagger UI with its assets served by the service itself (service/docs_ui.py):
+    # no CDN, so the page works behind a firewall.
+    app.config.update(API_TITLE=API_TITLE, API_VERSION=API_VERSION, OPENAPI_VERSION="3.1.0",
                       OPENAPI_URL_PREFIX="/", OPENAPI_JSON_PATH="openapi.json",
-                      OPENAPI_REDOC_PATH="/docs", OPENAPI_REDOC_URL="https://cdn.jsdelivr.net/npm/redoc@2/bundles/redoc.standalone.js",
-                      OPENAPI_SWAGGER_UI_PATH="/swagger",
-                      OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+                      OPENAPI_SWAGGER_UI_PATH="/docs", OPENAPI_SWAGGER_UI_URL=docs_ui.ASSETS_URL,
                       JSON_SORT_KEYS=False)
     app.url_map.converters["int"] = AsciiIntConverter
     backend = backend or bootstrap.build_backend(settings)
@@ -117,7 +118,11 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     app.extensions["backend"] = backend
     app.extensions["games"] = service
 
-    api = ServiceApi(app, spec_kwargs={"info": {"description": _DESCRIPTION}})
+    api = ServiceApi(app, spec_kwargs={
+        "info": {"description": _DESCRIPTION},
+        "servers": [{"url": "/", "description": "the service that serves this document"}],
+        "extra_plugins": [ContractPlugin(SCHEMA_PATCHES)]})
+    docs_ui.register(app)
     api._app = app
     api.spec.components.security_scheme("seatToken", {"type": "http", "scheme": "bearer",
                                                        "description": "a seat token from POST /v1/games/{id}/seats/{seat}"})

@@ -1,138 +1,215 @@
-"""The command line: `speculation serve | worker | games | replay | verify | export | demo`.
+"""The command line: `speculation serve | worker | games | view | replay | export | verify | play | demo`.
 
 `serve` runs the API (embedded store and worker with no REDIS_URL); `worker` runs an RQ
 worker for REDIS_URL. The other commands are clients of a running API (--api, default
-http://127.0.0.1:5000), except `verify FILE`, which checks an exported log offline.
+$SPECULATION_API or http://127.0.0.1:5000, over HTTP with httpx), except `verify FILE`,
+which checks an exported log offline, and `play`/`demo`, which run the service in process.
+Built with click (Flask's own command-line library). Exit codes: 0 done; 1 the log does not
+verify, or `serve` stopped on an error; 2 a usage error (a bad option, a missing file);
+3 the API answered with an error (its code and message on stderr); 4 the API cannot be reached.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import re
 import sys
-import urllib.error
-import urllib.request
+
+import click
 
 DEFAULT_API = os.environ.get("SPECULATION_API", "http://127.0.0.1:5000")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_API_ERROR, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
+GAME_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+def _fail(message: str, code: int):
+    click.echo(message, err=True)
+    raise SystemExit(code)
 
 
 def _get(api: str, path: str, accept: str = "application/json", headers=None):
-    request = urllib.request.Request(api.rstrip("/") + path, headers={"Accept": accept, **(headers or {})})
+    """GET from the API: the JSON answer (or the text, for another Accept). An error answer
+    exits 3 with its code and message, an unreachable API exits 4."""
+    import httpx
+
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            body = response.read().decode()
-    except urllib.error.HTTPError as err:
-        body = err.read().decode()
+        response = httpx.get(api.rstrip("/") + path, headers={"Accept": accept, **(headers or {})}, timeout=30)
+    except httpx.HTTPError as err:
+        _fail(f"cannot reach the API at {api}: {err} (is `make serve` running?)", EXIT_UNREACHABLE)
+    if response.status_code >= 400:
         try:
-            error = json.loads(body)["error"]
-            raise SystemExit(f"error {err.code} {error['code']}: {error['message']}")
-        except (ValueError, KeyError):
-            raise SystemExit(f"error {err.code}: {body[:200]}")
-    except urllib.error.URLError as err:
-        raise SystemExit(f"cannot reach the API at {api}: {err.reason} (is `make serve` running?)")
-    return json.loads(body) if accept == "application/json" else body
+            error = response.json()["error"]
+            _fail(f"error {response.status_code} {error['code']}: {error['message']}", EXIT_API_ERROR)
+        except (ValueError, KeyError, TypeError):
+            _fail(f"error {response.status_code}: {response.text[:200]}", EXIT_API_ERROR)
+    return response.json() if accept == "application/json" else response.text
 
 
 def _print(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=True))
 
 
-def cmd_serve(args) -> None:
-    """The production stack on this machine (service/stack.py): with no REDIS_URL an embedded
+API_OPTION = click.option("--api", default=DEFAULT_API, show_default=True, envvar="SPECULATION_API",
+                          help="the API's base URL")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def cli() -> None:
+    """An event-sourced game service for the Speculation family of trading games.
+
+    Exit codes: 0 done; 1 the log does not verify, or serve stopped on an error; 2 a usage
+    error; 3 the API answered with an error; 4 the API cannot be reached."""
+
+
+@cli.command()
+@click.option("--host", help="address to listen on  [default: SPECULATION_HOST or 127.0.0.1]")
+@click.option("--port", type=click.IntRange(1, 65535), help="API port  [default: SPECULATION_PORT or 5000]")
+@click.option("--data", type=click.Path(file_okay=False),
+              help="data folder of the embedded Redis  [default: SPECULATION_DATA_DIR or ./var]")
+def serve(host, port, data) -> None:
+    """Run the whole stack on this machine (service/stack.py): with no REDIS_URL an embedded
     Redis with AOF in the data folder, the API under gunicorn, the worker process(es)."""
     from service.config import from_env
     from service.settings import SettingsError, unknown_variables
-    from service.stack import StackError, serve
+    from service.stack import StackError, serve as run_stack
 
     try:
         config = from_env()
     except SettingsError as err:
-        raise SystemExit(f"speculation serve: {err}")
+        _fail(f"speculation serve: {err}", EXIT_USAGE)
     for name in unknown_variables():
         print(f"[stack] warning: {name} names no setting (see docs/operations.md)", file=sys.stderr)
     try:
-        code = serve(host=args.host or config["HOST"], port=args.port or config["PORT"],
-                     data_dir=args.data or config["DATA_DIR"], redis_url=config["REDIS_URL"],
-                     redis_port=config["REDIS_PORT"], workers=config["WORKERS"])
+        code = run_stack(host=host or config["HOST"], port=port or config["PORT"],
+                         data_dir=data or config["DATA_DIR"], redis_url=config["REDIS_URL"],
+                         redis_port=config["REDIS_PORT"], workers=config["WORKERS"])
     except StackError as err:
-        raise SystemExit(f"speculation serve: {err}")
+        _fail(f"speculation serve: {err}", EXIT_FAILED)
     raise SystemExit(code)
 
 
-def cmd_worker(args) -> None:
+@cli.command()
+@click.option("--reconcile-every", type=float, default=10.0, show_default=True,
+              help="seconds between passes of the reconciler (lost writes and jobs re-derived)")
+@click.option("--job-monitoring-interval", type=int, default=1, show_default=True,
+              help="seconds between heartbeats of a running job")
+@click.option("--abandoned-after", type=float, default=3.0, show_default=True,
+              help="a started job with no heartbeat for this long lost its worker: run it again")
+def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
+    """Run an RQ worker (bot turns, scoring, turn timeouts) for REDIS_URL / RQ_REDIS_URL,
+    supervised: restarted after Redis comes back, with the reconciler and the abandoned-job
+    sweep beside it (workers/supervisor.py)."""
     import redis
     from rq import Worker
 
     from service.bootstrap import build_worker_core
+    from service.config import from_env
+    from service.observability import configure_logging
     from workers import jobs, tasks
     from workers.queue import RQJobs, worker_queues
     from workers.supervisor import Supervisor
 
-    from service.config import from_env
-    from service.observability import configure_logging
-
-    configure_logging(from_env()["LOG_LEVEL"])
+    config = from_env()
+    configure_logging(config["LOG_LEVEL"])
     service = build_worker_core()
     tasks.bind(service)
+    if not isinstance(service.jobs, RQJobs):
+        _fail("speculation worker: REDIS_URL (or RQ_REDIS_URL) must name the job queue's Redis", EXIT_USAGE)
+    url = config.get("RQ_REDIS_URL") or config["REDIS_URL"]
     # The worker's own connection, for its blocking dequeue (RQ gives it a socket timeout
     # longer than its BLPOP): on the core's bounded client (REDIS_SOCKET_TIMEOUT) every idle
     # wait ended in a TimeoutError, and the worker quit every few seconds.
-    config = from_env()
-    connection = redis.Redis.from_url(config.get("RQ_REDIS_URL") or config["REDIS_URL"], socket_connect_timeout=1.0,
-                                      health_check_interval=30) if isinstance(service.jobs, RQJobs) else None
+    connection = redis.Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
+    probe = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=1.0)
 
     def new_worker():
         # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can
         # tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
-        worker = Worker(worker_queues(connection), connection=connection,
-                        job_monitoring_interval=args.job_monitoring_interval)
+        rq_worker = Worker(worker_queues(connection), connection=connection,
+                           job_monitoring_interval=job_monitoring_interval)
         # RQ retries a lost connection itself, but doubling its wait up to a minute; once a
         # second keeps the worker within a second or two of Redis coming back.
-        worker.max_connection_wait_time = 1.0
-        return worker
+        rq_worker.max_connection_wait_time = 1.0
+        return rq_worker
 
-    probe = redis.Redis.from_url(config.get("RQ_REDIS_URL") or config["REDIS_URL"], socket_timeout=2.0,
-                                 socket_connect_timeout=1.0)
     Supervisor(new_worker, probe.ping,
-               reconcile=lambda: jobs.reconcile(service), reconcile_every=args.reconcile_every,
-               recover=lambda: jobs.recover_abandoned(service, args.abandoned_after),
-               recover_every=min(1.0, args.abandoned_after / 3)).run()
+               reconcile=lambda: jobs.reconcile(service), reconcile_every=reconcile_every,
+               recover=lambda: jobs.recover_abandoned(service, abandoned_after),
+               recover_every=min(1.0, abandoned_after / 3)).run()
 
 
-def cmd_games(args) -> None:
-    query = "&".join(f"{k}={v}" for k, v in (("type", args.type), ("status", args.status)) if v)
-    listing = _get(args.api, f"/v1/games?{query}&per_page=100")
+@cli.command()
+@API_OPTION
+@click.option("--type", "game_type", help="only games of this type (see /v1/game-types)")
+@click.option("--status", type=click.Choice(["open", "active", "ended", "scored"]), help="only games in this status")
+@click.option("--json", "as_json", is_flag=True, help="the API's JSON, for machines")
+def games(api, game_type, status, as_json) -> None:
+    """List games, newest first (at most 100)."""
+    query = "&".join(f"{k}={v}" for k, v in (("type", game_type), ("status", status)) if v)
+    listing = _get(api, f"/v1/games?{query}&per_page=100")
+    if as_json:
+        _print(listing)
+        return
     for game in listing["games"]:
         print(f"{game['game_id']}  {game['type']:<12} {game['status']:<7} v{game['version']:<5} "
               f"seats={len(game['seats'])}")
     print(f"{listing['total']} game(s)")
 
 
-def cmd_replay(args) -> None:
-    replay = _get(args.api, f"/v1/games/{args.game}/replay?at={args.at}")
-    if args.json:
-        _print(replay)
+@cli.command()
+@click.argument("game")
+@API_OPTION
+@click.option("--at", type=click.IntRange(min=1), required=True, help="the version to show")
+@click.option("--json", "as_json", is_flag=True, help="the API's JSON, for machines")
+def replay(game, api, at, as_json) -> None:
+    """A game's view as of version AT (every seat's, in full, once the game has ended)."""
+    shown = _get(api, f"/v1/games/{game}/replay?at={at}")
+    if as_json:
+        _print(shown)
         return
     from service.terminal import print_replay
 
-    print_replay(replay, _get(args.api, f"/v1/games/{args.game}"))
+    print_replay(shown, _get(api, f"/v1/games/{game}"))
 
 
-def cmd_view(args) -> None:
+@cli.command()
+@click.argument("game")
+@API_OPTION
+@click.option("--token", envvar="SPECULATION_TOKEN", help="a seat token (else a spectator's view)  "
+              "[default: SPECULATION_TOKEN]")
+@click.option("--follow", is_flag=True, help="draw the table again at every change, until the game is scored")
+@click.option("--json", "as_json", is_flag=True, help="the API's JSON, for machines")
+def view(game, api, token, follow, as_json) -> None:
+    """A game's table drawn for a person (a seat's with --token, else the spectator's)."""
     from service.terminal import main_view
 
-    main_view(_get, args.api, args.game, args.token, args.json, args.follow)
+    main_view(_get, api, game, token, as_json, follow)
 
 
-def cmd_play(args) -> None:
-    from service.terminal import play
+@cli.command()
+@click.argument("game_type", metavar="TYPE", type=click.Choice(["speculation", "spekulation", "speculate", "big-shot"]))
+@click.option("--players", type=click.IntRange(2, 16), default=3, show_default=True, help="seats at the table, yours included")
+@click.option("--level", default="heuristic", show_default=True, help="the bots' level")
+@click.option("--name", default=os.environ.get("USER") or "you", show_default="$USER", help="your name at the table")
+@click.option("--options", help='the game\'s options as JSON, e.g. \'{"deals": 2}\'')
+def play(game_type, players, level, name, options) -> None:
+    """Play a game of TYPE in the terminal against bots (the service runs in process)."""
+    from service.terminal import play as play_in_terminal
 
-    play(args.type, args.players, args.level, args.name, json.loads(args.options) if args.options else None)
+    try:
+        parsed = json.loads(options) if options else None
+    except ValueError as err:
+        raise click.BadParameter(f"not JSON: {err}", param_hint="--options")
+    play_in_terminal(game_type, players, level, name, parsed)
 
 
-def cmd_export(args) -> None:
-    sys.stdout.write(_get(args.api, f"/v1/games/{args.game}/export", accept="application/x-ndjson"))
+@cli.command()
+@click.argument("game")
+@API_OPTION
+def export(game, api) -> None:
+    """A game's log as NDJSON on stdout (complete once the game has ended, redacted before)."""
+    sys.stdout.write(_get(api, f"/v1/games/{game}/export", accept="application/x-ndjson"))
 
 
 def parse_receipts(items) -> dict[int, str]:
@@ -140,7 +217,7 @@ def parse_receipts(items) -> dict[int, str]:
     for item in items or []:
         version, _, head = item.partition(":")
         if not version.isdigit() or len(head) != 64:
-            raise SystemExit(f"--receipt {item!r}: expected VERSION:HEAD (64 hex digits)")
+            raise click.BadParameter(f"{item!r}: expected VERSION:HEAD (64 hex digits)", param_hint="--receipt")
         receipts[int(version)] = head
     return receipts
 
@@ -149,99 +226,68 @@ def verify_file(path: str, receipts=None) -> dict:
     from projections.verify import verify_log
 
     with open(path) as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
+        try:
+            records = [json.loads(line) for line in handle if line.strip()]
+        except ValueError:
+            raise click.UsageError(f"{path}: not an export (each line must be JSON)")
     if not records or not records[0].get("complete"):
-        raise SystemExit(f"{path}: not a complete export (export an ended game)")
+        raise click.UsageError(f"{path}: not a complete export (export an ended game)")
     header, rows = records[0], records[1:]
     report = verify_log([(r["body"], r["hash"]) for r in rows], header.get("seed"), header.get("game_id", ""),
                         receipts=receipts)
     return report.as_dict()
 
 
-def cmd_verify(args) -> None:
-    receipts = parse_receipts(args.receipt)
-    if os.path.exists(args.game_or_file):
-        report = verify_file(args.game_or_file, receipts)
+@cli.command()
+@click.argument("game_or_file", metavar="GAME_OR_FILE")
+@API_OPTION
+@click.option("--receipt", "receipts", multiple=True, metavar="VERSION:HEAD",
+              help="a receipt you kept; it must be on the chain (repeatable)")
+def verify(game_or_file, api, receipts) -> None:
+    """Verify a game: by its id (the server re-runs it) or an exported file, offline.
+
+    GAME_OR_FILE is a file when it exists; a name that is not a game id (16 hex digits), such
+    as a path or a name ending in .ndjson, is taken as a file and must exist. Prints the
+    report as JSON; exits 1 when the log does not verify."""
+    kept = parse_receipts(receipts)
+    if os.path.exists(game_or_file):
+        report = verify_file(game_or_file, kept)
+    elif not GAME_ID.match(game_or_file):
+        raise click.UsageError(f"{game_or_file}: no such file (and not a game id: 16 hex digits)")
     else:
-        query = ",".join(f"{v}:{h}" for v, h in sorted(receipts.items()))
-        report = _get(args.api, f"/v1/games/{args.game_or_file}/verify" + (f"?receipts={query}" if query else ""))
+        query = ",".join(f"{v}:{h}" for v, h in sorted(kept.items()))
+        report = _get(api, f"/v1/games/{game_or_file}/verify" + (f"?receipts={query}" if query else ""))
     _print(report)
     if not report["ok"]:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
-def cmd_demo(args) -> None:
+@cli.command()
+@click.option("--type", "game_type", default="speculation", show_default=True, help="the game type")
+@click.option("--players", type=click.IntRange(2, 16), default=4, show_default=True, help="seats at the table")
+@click.option("--level", default="heuristic", show_default=True, help="the bots' level")
+def demo(game_type, players, level) -> None:
+    """Bots play a whole game through the API, in process."""
     from service.app import create_app
     from workers.demo import run_demo
 
-    run_demo(create_app({"REDIS_URL": None, "RATE_LIMIT": None}), args.type, args.players, args.level)
+    run_demo(create_app({"REDIS_URL": None, "RATE_LIMIT": None}), game_type, players, level)
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="speculation", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    serve = sub.add_parser("serve", help="run the whole stack: Redis (embedded without REDIS_URL), API, workers",
-                           description=cmd_serve.__doc__)
-    serve.add_argument("--host", help="address to listen on (default: SPECULATION_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="API port (default: SPECULATION_PORT or 5000)")
-    serve.add_argument("--data", help="data folder of the embedded Redis (default: SPECULATION_DATA_DIR or ./var)")
-    serve.set_defaults(func=cmd_serve)
-
-    worker = sub.add_parser("worker", help="run an RQ worker for REDIS_URL / RQ_REDIS_URL")
-    worker.add_argument("--reconcile-every", type=float, default=10.0,
-                        help="seconds between reconciler passes (default 10)")
-    worker.add_argument("--job-monitoring-interval", type=int, default=1,
-                        help="seconds between heartbeats of a running job (default 1)")
-    worker.add_argument("--abandoned-after", type=float, default=3.0,
-                        help="a started job with no heartbeat for this long lost its worker: run it "
-                             "again (default 3)")
-    worker.set_defaults(func=cmd_worker)
-
-    for name, func, help_text in (("games", cmd_games, "list games"),
-                                  ("replay", cmd_replay, "a game's view as of a version"),
-                                  ("export", cmd_export, "a game's log as NDJSON"),
-                                  ("verify", cmd_verify, "verify a game (by id, or an export file offline)")):
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("--api", default=DEFAULT_API)
-        if name == "games":
-            p.add_argument("--type")
-            p.add_argument("--status")
-        elif name == "verify":
-            p.add_argument("game_or_file")
-            p.add_argument("--receipt", action="append", metavar="VERSION:HEAD",
-                           help="a receipt you kept; it must be on the chain (repeatable)")
-        else:
-            p.add_argument("game")
-        if name == "replay":
-            p.add_argument("--at", type=int, required=True)
-            p.add_argument("--json", action="store_true", help="the API's JSON, for machines")
-        p.set_defaults(func=func)
-
-    view = sub.add_parser("view", help="a game's table drawn for a person (--follow: as it goes)")
-    view.add_argument("game")
-    view.add_argument("--api", default=DEFAULT_API)
-    view.add_argument("--token", default=os.environ.get("SPECULATION_TOKEN"), help="a seat token (else a spectator)")
-    view.add_argument("--follow", action="store_true", help="draw the table again at every change")
-    view.add_argument("--json", action="store_true", help="the API's JSON, for machines")
-    view.set_defaults(func=cmd_view)
-
-    play = sub.add_parser("play", help="play a game in the terminal against bots (in process)")
-    play.add_argument("type", choices=["speculation", "spekulation", "speculate", "big-shot"])
-    play.add_argument("--players", type=int, default=3)
-    play.add_argument("--level", default="heuristic")
-    play.add_argument("--name", default=os.environ.get("USER") or "you")
-    play.add_argument("--options", help='the game\'s options as JSON, e.g. \'{"deals": 2}\'')
-    play.set_defaults(func=cmd_play)
-
-    demo = sub.add_parser("demo", help="bots play a whole game through the API, in process")
-    demo.add_argument("--type", default="speculation")
-    demo.add_argument("--players", type=int, default=4)
-    demo.add_argument("--level", default="heuristic")
-    demo.set_defaults(func=cmd_demo)
-
-    args = parser.parse_args(argv)
-    args.func(args)
+    """The `speculation` entry point. Returns normally when a command is done (tests call it);
+    exits with the codes above otherwise."""
+    try:
+        cli.main(args=argv, prog_name="speculation", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        if done.exit_code:
+            raise SystemExit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        raise SystemExit(EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        raise SystemExit(EXIT_FAILED)
 
 
 if __name__ == "__main__":

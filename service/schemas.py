@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from projections.registry import all_games
 
 from .core.bots import BOT_LEVELS
 from .limits import NAME_MAX, ascii_int, text_problem
@@ -24,10 +23,29 @@ class StrictSchema(Schema):
 
 
 # --- errors ---------------------------------------------------------------------------------
+class ErrorDetailsSchema(Schema):
+    """What an error says beyond its message; each key only where it applies (others may come)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    field = fields.String(metadata={"description": "the field at fault (e.g. action.amount, expected_version)"})
+    version = fields.Integer(allow_none=True, metadata={
+        "description": "a conflict or a refused action: the game's current version"})
+    decision = fields.Integer(allow_none=True, metadata={
+        "description": "409 stale_decision: the seat's current decision (null: not to act)"})
+    status = fields.String(metadata={"description": "game_not_active: the game's status"})
+    game_id = fields.String(metadata={"description": "not_found: the game asked for"})
+    errors = fields.Dict(metadata={"description": "invalid fields: the messages by field"})
+    retry_after = fields.Integer(metadata={"description": "429: seconds to wait (also the Retry-After header)"})
+    limit = fields.Integer(metadata={"description": "too_many_streams: the cap that was reached"})
+    per = fields.String(metadata={"description": "too_many_streams: token or address"})
+
+
 class ErrorBodySchema(Schema):
     code = fields.String(required=True, metadata={"description": "stable machine-readable code"})
     message = fields.String(required=True, metadata={"description": "what is wrong, naming the field"})
-    details = fields.Dict(required=True)
+    details = fields.Nested(ErrorDetailsSchema, required=True)
 
 
 class ErrorSchema(Schema):
@@ -103,6 +121,9 @@ class ViewSchema(Schema):
     result = fields.Nested(ResultSchema)
     rules_version = fields.Integer(metadata={
         "description": "the rules version the game is played by (its creation event's); present from version 2"})
+    decision = fields.Integer(allow_none=True, metadata={
+        "description": "a seat's own view (GET /view): the version at which its current decision opened, "
+                       "null when it is not to act; echo it as the action's `decision`"})
 
 
 class GameDetailSchema(GameSummarySchema):
@@ -133,7 +154,8 @@ class GameTypeSchema(Schema):
     options = fields.Dict(required=True, metadata={"description": "each option: type, default, allowed values"})
     actions = fields.List(fields.String(), required=True)
     bot_levels = fields.List(fields.String(), required=True)
-    docs = fields.String(required=True)
+    docs = fields.String(required=True, metadata={
+        "description": "the game's rules page (markdown), a path on this service: /docs/games/NAME.md"})
 
 
 class GameTypesSchema(Schema):
@@ -155,23 +177,18 @@ class ClaimedSchema(Schema):
 
 
 # --- actions --------------------------------------------------------------------------------
-def action_components() -> dict[str, type]:
-    """Every game's action schemas, by OpenAPI component name (e.g. SpeculationBidAction)."""
-    out = {}
-    for name, game in sorted(all_games().items()):
-        for action_type, schema in sorted(game.ACTION_SCHEMAS.items()):
-            words = f"{name}-{action_type}".replace("_", "-").split("-")
-            out["".join(w.capitalize() for w in words) + "Action"] = schema
-    return out
-
-
 class ActionRequestSchema(StrictSchema):
     # The game checks the action itself (type, fields, legality now) and names the bad field.
-    # Its OpenAPI `oneOf` is filled in from the registered games when the API is built.
+    # Its OpenAPI schema is the `Action` union built from the registered games (service/openapi.py).
     action = fields.Dict(required=True, keys=fields.String(), metadata={
         "description": "one of the game's actions; pick among the seat's legal_actions"})
     expected_version = fields.Integer(strict=True, validate=validate.Range(min=0), metadata={
         "description": "when given, the action is refused (409) unless the game is at this version"})
+    decision = fields.Integer(strict=True, validate=validate.Range(min=1), metadata={
+        "description": "the view's `decision`, echoed: binds the action to that decision of the seat "
+                       "(409 `stale_decision` once it is over, e.g. after a turn timeout played for the "
+                       "seat), never to the next round; what a simultaneous choice without "
+                       "expected_version needs"})
 
 
 class IdempotencyHeaderSchema(Schema):

@@ -82,11 +82,14 @@ def test_game_types_list_every_game_with_options(api):
 def test_openapi_describes_each_games_actions(api):
     spec = api.http.get("/openapi.json").json
     assert spec["openapi"].startswith("3.")
-    action = spec["components"]["schemas"]["ActionRequest"]["properties"]["action"]
-    refs = {r["$ref"].rsplit("/", 1)[1] for r in action["oneOf"]}
-    assert any(r.startswith("Speculation") for r in refs)
-    for ref in refs:
-        assert "type" in spec["components"]["schemas"][ref]["properties"]
+    schemas = spec["components"]["schemas"]
+    assert schemas["ActionRequest"]["properties"]["action"]["$ref"] == "#/components/schemas/Action"
+    mapping = schemas["Action"]["discriminator"]["mapping"]
+    assert {"reveal", "bid", "pass", "buy", "place"} <= set(mapping)
+    for ref in mapping.values():
+        branch = schemas[ref.rsplit("/", 1)[1]]
+        for leaf in [schemas[b["$ref"].rsplit("/", 1)[1]] for b in branch["oneOf"]] if "oneOf" in branch else [branch]:
+            assert leaf["additionalProperties"] is False and "type" in leaf["required"]
     assert api.http.get("/docs").status_code == 200
 
 

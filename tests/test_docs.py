@@ -47,3 +47,25 @@ def test_bad_settings_stop_the_start_naming_the_variable():
                             ("SPECULATION_STREAM_KEEPALIVE", "nan"), ("SPECULATION_RATE_LIMIT", "10")):
         with pytest.raises(SettingsError, match=variable):
             load({variable: value})
+
+
+def test_game_docs_are_reachable_from_the_urls_game_types_gives():
+    from service.app import create_app
+
+    http = create_app({"RATE_LIMIT": None, "REDIS_URL": None}).test_client()
+    for game_type in http.get("/v1/game-types").json["game_types"]:
+        if game_type["name"] == "secret-duel":
+            continue
+        page = http.get(game_type["docs"])
+        assert page.status_code == 200 and page.mimetype == "text/markdown", game_type["docs"]
+        with open(os.path.join(ROOT, "docs", "games", f"{game_type['name']}.md"), "rb") as handle:
+            assert page.data == handle.read()
+    assert http.get("/docs/games/no-such-game.md").status_code == 404
+
+
+def test_the_readme_curl_example_is_the_one_a_real_game_gives():
+    from docs.tools.example_curl import readme_with_example
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    assert readme_with_example(readme) == readme, "README is stale: python -m docs.tools.example_curl --readme"

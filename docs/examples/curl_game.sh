@@ -29,10 +29,12 @@ while true; do
   [ "$STATUS" = "active" ] || break
   if [ "$(echo "$VIEW" | get '0 in d["to_act"]')" = "True" ]; then
     ACTION=$(echo "$VIEW" | get 'json.dumps({k: (v["min"] if isinstance(v, dict) else v) for k, v in d["legal_actions"][0].items()})')
+    DECISION=$(echo "$VIEW" | get 'd["decision"]')
     n=$((n + 1))
+    # bound to the version and to our decision (409 stale_decision once that decision is over)
     STATUS_CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/v1/games/$GAME/actions" -H "$AUTH" \
       -H "Idempotency-Key: curl-$n" -H 'Content-Type: application/json' \
-      -d "{\"action\":$ACTION,\"expected_version\":$VERSION}")
+      -d "{\"action\":$ACTION,\"expected_version\":$VERSION,\"decision\":$DECISION}")
     # 409: a bot moved first (simultaneous choices); read the view again and decide anew.
     case "$STATUS_CODE" in 200|409) ;; *) echo "action refused: HTTP $STATUS_CODE" >&2; exit 1 ;; esac
   else

@@ -20,11 +20,25 @@ def openapi() -> dict:
 
 STATUS_MEANING = {"422": "invalid fields (the message names them)", "default": "any other error, in the error envelope",
                   "400": "malformed body", "401": "no or unknown token", "404": "not found"}
+PAYLOADS = ("The payloads are typed per game: a view is one of `SpeculationView`, `SpekulationView`, "
+            "`SpeculateView`, `BigShotView` (by its `type`), each with its game's `…State` and "
+            "`…LegalAction` (an action or its template, integer fields possibly an `IntRange`); an "
+            "event is one of the `…Event` schemas (by its `type`), its `data` closed. Every union is a "
+            "strict `oneOf`: a valid payload matches exactly one branch. The schemas are in "
+            "[openapi.json](openapi.json).")
 
 
 def _schema_name(schema: dict) -> str:
     if "$ref" in schema:
         return schema["$ref"].rsplit("/", 1)[1]
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    if "enum" in schema:
+        return "one of " + ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+    if isinstance(schema.get("type"), list):
+        return " or ".join(schema["type"])
+    if "oneOf" in schema:
+        return " or ".join(_schema_name(o) for o in schema["oneOf"])
     if schema.get("type") == "array" and "items" in schema:
         return f"array of {_schema_name(schema['items'])}"
     return schema.get("type", "object")
@@ -48,7 +62,7 @@ def markdown(spec: dict) -> str:
     lines = [f"# {spec['info']['title']} — API reference ({spec['info']['version']})", "",
              "Generated from the service's OpenAPI document (`/openapi.json`, also saved as",
              "[openapi.json](openapi.json)) by `python -m docs.tools.gen_api_docs`. Interactive docs:",
-             "`/docs` (ReDoc) and `/swagger` on a running service.", "",
+             "`/docs` on a running service (Swagger UI, its assets served by the service: no CDN).", "",
              spec["info"].get("description", ""), ""]
     for path, operations in spec["paths"].items():
         for method, op in operations.items():
@@ -58,7 +72,9 @@ def markdown(spec: dict) -> str:
             if op.get("description"):
                 lines += [op["description"], ""]
             if op.get("security"):
-                lines += ["Authentication: `Authorization: Bearer <seat token>`.", ""]
+                optional = {} in op["security"]
+                lines += ["Authentication: `Authorization: Bearer <seat token>`" +
+                          (" (optional: without it, the spectator's)." if optional else "."), ""]
             params = [p for p in op.get("parameters", []) if p.get("in") != "path"]
             if params:
                 lines += ["| parameter | in | required | description |", "|---|---|---|---|"]
@@ -70,17 +86,24 @@ def markdown(spec: dict) -> str:
             if body:
                 lines += [f"Request body ({_schema_name(body)}):", "", "| field | type | required | description |",
                           "|---|---|---|---|"] + _fields(body, components) + [""]
+            if op.get("operationId"):
+                lines += [f"operationId: `{op['operationId']}`", ""]
             lines += ["| status | meaning |", "|---|---|"]
-            for status, response in op.get("responses", {}).items():
-                lines.append(f"| {status} | {response.get('description') or STATUS_MEANING.get(status, '')} |")
+            for status, response in sorted(op.get("responses", {}).items()):
+                retry = " (with `Retry-After`)" if "Retry-After" in response.get("headers", {}) else ""
+                lines.append(f"| {status} | {response.get('description') or STATUS_MEANING.get(status, '')}{retry} |")
             lines.append("")
     lines += ["## Actions of each game", "",
-              "The `action` of `POST /v1/games/{game_id}/actions` is one of these (see each game's docs",
-              "for when each is legal; a seat's `legal_actions` lists the ones it may post now).", ""]
+              "The `action` of `POST /v1/games/{game_id}/actions` is an `Action`: one of these closed",
+              "schemas (no other field allowed), discriminated by `type` (see each game's docs for when",
+              "each is legal; a seat's `legal_actions` lists the ones it may post now). A shape two games",
+              "share is one schema (`PassAction`); a type with two shapes (`buy`) is a union of both.", ""]
     for name, schema in sorted(components.items()):
-        if name.endswith("Action") and name != "Action":
-            lines += [f"### {name}", "", "| field | type | required | description |", "|---|---|---|---|"]
+        if name.endswith("Action") and "properties" in schema:
+            lines += [f"### {name}", "", schema.get("description", ""), "",
+                      "| field | type | required | description |", "|---|---|---|---|"]
             lines += _fields(schema, components) + [""]
+    lines += ["## Typed payloads", "", PAYLOADS, ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -297,7 +297,8 @@ class Commands:
 
     # --- acting ---------------------------------------------------------------------------
     def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,
-            idempotency_key: str, by: str = "player") -> tuple[Receipt, Session, list[dict]]:
+            idempotency_key: str, by: str = "player", decision: Optional[int] = None
+            ) -> tuple[Receipt, Session, list[dict]]:
         """Decide and append one action. A retry with the same key and body returns the
         original receipt; the same key with another body is a conflict.
         Returns the receipt, the session after it, and the batch's events as the seat sees them.
@@ -306,13 +307,21 @@ class Commands:
         cached session and append; the append script checks the idempotency key, the expected
         version and the head before writing, so a stale cache costs a retry, never a wrong
         write. Anything else (no cache, a stale one, an action the cached state refuses) goes
-        the careful way: idempotency key and head in one round trip, then load and decide."""
+        the careful way: idempotency key and head in one round trip, then load and decide.
+
+        `decision`, when given, binds the action to the seat's decision that opened at that
+        version (the view's `decision`): once that decision is over (the seat acted, or was
+        played for by a turn timeout, and the round moved on) the action is a 409, never an
+        action of the next round."""
         idem = f"{seat}:{idempotency_key}"
-        digest = body_digest({"action": action, "expected_version": expected_version})
+        body = {"action": action, "expected_version": expected_version}
+        if decision is not None:  # absent from the digest when not given: older keys still match
+            body["decision"] = decision
+        digest = body_digest(body)
         cached = self._cached(game_id)
         if cached is not None and cached.status == ACTIVE and expected_version in (None, cached.version):
             done = self._decide_and_append(cached, seat, action, expected_version, idem, digest, by,
-                                           careful=False)
+                                           careful=False, decision=decision)
             if done is not None:
                 return done
         for _ in range(MAX_HEAD_RETRIES):
@@ -324,20 +333,34 @@ class Commands:
                 raise Conflict(f"expected_version: the game is at version {session.version}, not "
                                f"{expected_version}", {"field": "expected_version", "version": session.version},
                                code="version_conflict")
+            self._check_decision(session, seat, decision)
             if session.status != ACTIVE:
                 raise Invalid(f"action: the game is {session.status}, not active",
                               {"field": "action", "status": session.status}, code="game_not_active")
             done = self._decide_and_append(session, seat, action, expected_version, idem, digest, by,
-                                           careful=True)
+                                           careful=True, decision=decision)
             if done is not None:
                 return done
         raise Conflict("the game is too busy; retry", {"version": version}, code="version_conflict")
 
+    @staticmethod
+    def _check_decision(session: Session, seat: int, decision: Optional[int]) -> None:
+        if decision is not None and session.decision(seat) != decision:
+            current = session.decision(seat)
+            now = f"its current one opened at version {current}" if current else "it is not to act now"
+            raise Conflict(f"decision: the seat's decision opened at version {decision} is over ({now})",
+                           {"field": "decision", "version": session.version, "decision": current},
+                           code="stale_decision")
+
     def _decide_and_append(self, session: Session, seat: int, action: dict, expected_version, idem: str,
-                           digest: str, by: str, careful: bool):
+                           digest: str, by: str, careful: bool, decision: Optional[int] = None):
         """Decide on `session` and append. None: decide again on a fresh load (the head moved
         or, when not `careful`, the cached session refused the action)."""
         game_id = session.game_id
+        if decision is not None and session.decision(seat) != decision:
+            if not careful:
+                return None  # maybe a retry of an action already played, or a stale cache
+            self._check_decision(session, seat, decision)
         rng = Draws(self._seed(game_id), f"v{session.version + 1}")
         try:
             decided = session.game.decide(session.state, seat, action, rng)

@@ -85,6 +85,8 @@ class SessionLoading:
             return None
         if getattr(session.state, "rules_version", session.rules_version) != session.rules_version:
             return None  # stored before the state kept its rules version: fold it again
+        if len(session.decisions) != len(session.seats):
+            return None  # stored before sessions kept the seats' decisions: fold from the log
         self._snapshot_at[game_id] = version
         return session
 

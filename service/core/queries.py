@@ -24,7 +24,11 @@ class Queries:
 
     # --- one game ---------------------------------------------------------------------
     def view(self, game_id: str, seat: Optional[int]) -> dict:
-        return disclosure.view_for(self.load(game_id), seat)
+        """The seat's live view, with `decision`: the version at which the seat's current
+        decision opened (None when it is not to act), which an action may echo."""
+        session = self.load(game_id)
+        view = disclosure.view_for(session, seat)
+        return view if seat is None else {**view, "decision": session.decision(seat)}
 
     @staticmethod
     def view_of(session: Session, seat: Optional[int]) -> dict:

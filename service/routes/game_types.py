@@ -10,6 +10,7 @@ from marshmallow import validate
 from projections.registry import all_games
 
 from ..core.bots import BOT_LEVELS
+from ..docs_ui import game_docs_url
 from ..schemas import GameTypesSchema
 
 blp = Blueprint("game-types", __name__, description="The games this service hosts")
@@ -39,7 +40,7 @@ def describe(game) -> dict:
             "rules_version": game.RULES_VERSION, "hidden_information": bool(game.HIDDEN_INFORMATION),
             "options": {name: describe_option(f) for name, f in schema.fields.items()},
             "actions": sorted(game.ACTION_SCHEMAS), "bot_levels": list(BOT_LEVELS),
-            "docs": f"docs/games/{game.NAME}.md"}
+            "docs": game_docs_url(game.NAME)}
 
 
 @blp.route("/game-types")

@@ -19,6 +19,7 @@ from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
 
+OCTET = "application/octet-stream"
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -110,12 +111,18 @@ class Verify(MethodView):
 
 @blp.route("/games/<game_id>/export")
 class Export(MethodView):
-    @blp.doc(responses={"200": {"content": {NDJSON: {"schema": {"type": "string"}}}}})
+    @blp.doc(responses={"200": {"description": "the log, one JSON record a line", "content": {
+        NDJSON: {"schema": {"type": "string"}},
+        OCTET: {"schema": {"type": "string", "format": "binary",
+                           "description": "the same bytes, for clients that take the log as a file"}}}}})
     @blp.response(200)
     def get(self, game_id):
         """The log as NDJSON: a header line, then the events. Complete once the game has ended
-        (the exact stored bytes, verifiable offline); redacted for the caller before."""
+        (the exact stored bytes, verifiable offline); redacted for the caller before. Served as
+        `application/x-ndjson` unless the client asks for `application/octet-stream` only."""
         records = games().export(game_id, viewer(game_id))
         body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
-        return Response(body, mimetype=NDJSON,
+        kind = OCTET if request.accept_mimetypes.best_match([NDJSON, OCTET]) == OCTET and \
+            request.accept_mimetypes[NDJSON] == 0 else NDJSON
+        return Response(body, mimetype=kind,
                         headers={"Content-Disposition": f'attachment; filename="{game_id}.ndjson"'})

@@ -56,7 +56,8 @@ class Actions(MethodView):
                                 "schema": {"type": "string"}}})
     @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
     @blp.alt_response(403, schema=ErrorSchema, description="a token of another game")
-    @blp.alt_response(409, schema=ErrorSchema, description="stale expected_version, or a reused Idempotency-Key")
+    @blp.alt_response(409, schema=ErrorSchema, description="stale expected_version, a decision that is over "
+                      "(stale_decision), or a reused Idempotency-Key")
     @blp.alt_response(422, schema=ErrorSchema, description="an invalid or illegal action (out of turn included)")
     def post(self, headers, body, game_id):
         """Play an action as the token's seat. Requires an Idempotency-Key header: a retry
@@ -64,6 +65,7 @@ class Actions(MethodView):
         seat = seat_of(game_id)
         receipt, session, shown = games().act(game_id, seat, body["action"],
                                               expected_version=body.get("expected_version"),
+                                              decision=body.get("decision"),
                                               idempotency_key=headers["idempotency_key"])
         payload = {"receipt": receipt.as_dict(), "events": shown, "to_act": session.to_act(),
                    "status": session.status}
