@@ -3,10 +3,15 @@
 `heuristic` works toward its own hidden objective:
 - trading: sells every share type its objective does not name (at most four types may be
   held, and the cash buys what it lacks), then buys what each target type lacks (one share
-  of margin), keeping a cash reserve for the next turn's fee; raises a late fee by selling;
+  of margin), keeping a cash reserve for the next turn's fee; raises a late fee by selling.
+  It asks the table for a type at most once a turn: a buy is announced again only while the
+  bank still holds shares of that type (the bank fills what the players decline), so it never
+  repeats an announcement that can fill nothing;
 - event cards: plays the card that best improves its money + share value plus a weighted
   progress toward its targets (a large bonus when the objective would be met at once, on
-  the turn's second card, where the check follows);
+  the turn's second card, where the check follows), less RIVAL_WEIGHT x the best rival's
+  gain from the same card (holdings are public: raising a type a rival holds more of helps
+  the rival more);
 - answering announcements: sells types it does not need (or its surplus) to buyers, buys
   the target types it lacks from sellers at market price;
 - paying a reward in shares: gives as many non-target shares and as few target shares as
@@ -24,6 +29,7 @@ PROGRESS_WEIGHT = 60      # money-equivalent of going from no progress to full p
 MET_BONUS = 250           # roughly 25 from each other player + 125 from the bank
 MARGIN = 1                # extra shares bought above the exact need
 RESERVE = 60              # cash kept for the next turn's fee
+RIVAL_WEIGHT = 0.5        # weight of the best rival's gain from an event card
 
 
 def _card(card: str) -> tuple[str, Optional[int]]:
@@ -59,6 +65,20 @@ def _evaluate(view: dict, seat: int, prices: dict, money: int, second_card: bool
     return value
 
 
+def _rival_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[int]) -> int:
+    """The largest gain in money + share value any live rival gets from this card."""
+    best = 0
+    for q, holding in enumerate(view["shares"]):
+        if q == seat or not view["alive"][q]:
+            continue
+        if move is None:
+            gain = holding[share] * (view["prices"][share] // view["rules"]["dividend_divisor"])
+        else:
+            gain = holding[share] * (prices[share] - view["prices"][share])
+        best = max(best, gain)
+    return best
+
+
 def _play_event(view: dict, legal: list[dict], seat: int) -> dict:
     prices0 = view["prices"]
     money0 = view["money"][seat]
@@ -73,7 +93,7 @@ def _play_event(view: dict, legal: list[dict], seat: int) -> dict:
         else:
             rules = view["rules"]
             prices[share] = min(rules["price_max"], max(rules["price_min"], prices[share] + move))
-        value = _evaluate(view, seat, prices, money, second)
+        value = _evaluate(view, seat, prices, money, second) - RIVAL_WEIGHT * _rival_gain(view, seat, share, prices, move)
         if best_value is None or value > best_value:
             best, best_value = action, value
     return best
@@ -94,6 +114,13 @@ def _deficits(view: dict, seat: int) -> dict:
         if need is not None and need + MARGIN > holding[t]:
             out[t] = need + MARGIN - holding[t]
     return out
+
+
+def _buy_may_fill(view: dict, share: str) -> bool:
+    """Whether a buy announcement of `share` could fill anything: the bank holds some (it fills
+    what the players decline), or the table has not been asked about the type this turn (the
+    view keeps no record of who declined, so once asked, the players' answer is taken as no)."""
+    return view["bank"]["shares"][share] > 0 or share not in view["turn"]["types_announced"]
 
 
 def _trade(view: dict, legal: list[dict], seat: int) -> dict:
@@ -124,7 +151,7 @@ def _trade(view: dict, legal: list[dict], seat: int) -> dict:
     deficits = sorted(_deficits(view, seat).items(), key=lambda kv: -kv[1] * prices[kv[0]])
     for t, lack in deficits:
         action = _find(legal, "buy", t)
-        if not action:
+        if not action or not _buy_may_fill(view, t):
             continue
         affordable = max(0, money - RESERVE - due) // (prices[t] + view["rules"]["bank_buy_markup"])
         count = min(lack, action["count"]["max"], affordable)

@@ -1,0 +1,82 @@
+"""The speculate heuristic's fixed flaws (issue 18), each with a test that fails on the bot
+before the fix: repeated buy announcements that can fill nothing, and event cards chosen
+without regard to what the rivals hold."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import replace
+
+from projections import speculate as g
+from projections.registry import get_game
+from tests.gamekit import seed_for, start_game
+from workers.bots.speculate import heuristic
+from workers.bots import study
+from workers.bots.study import play_session, session_seed
+
+GAME = get_game("speculate")
+
+
+def _announcements(sessions=20, players=4):
+    """Every announcement of all-heuristic games: (the announcer's view at the time, action)."""
+    seen = []
+
+    def observer(state, seat, view, legal, action):
+        if action["type"] in ("buy", "sell"):
+            seen.append((view, action))
+
+    for i in range(sessions):
+        play_session(GAME, players, session_seed("bots-test", "speculate", players, i), f"bt-{i}",
+                     ["heuristic"] * players, observer=observer)
+    return seen
+
+
+def test_never_repeats_a_buy_the_table_already_declined_and_the_bank_cannot_fill():
+    seen = _announcements()
+    assert seen
+    repeats = [(v["turn"], a) for v, a in seen
+               if a["type"] == "buy" and a["share"] in v["turn"]["types_announced"]
+               and v["bank"]["shares"][a["share"]] == 0]
+    assert repeats == []
+
+
+def test_most_announcements_fill_something(monkeypatch):
+    """Before the fix 83% of the heuristics' announcements filled nothing (a buy repeated up to
+    the cap of 10 a turn); each type is now put to the table once a turn."""
+    filled = Counter()
+
+    def count(state, events, seat):
+        if seat == 0:
+            filled.update(e["filled"] > 0 for e in events if e["type"] == "announcement_closed")
+        return {}
+
+    monkeypatch.setitem(study.EXTRAS, "speculate", count)
+    for i in range(20):
+        play_session(GAME, 4, session_seed("bots-fill", "speculate", 4, i), f"bf-{i}", ["heuristic"] * 4)
+    assert filled[False] / (filled[True] + filled[False]) < 0.5, filled
+
+
+def _card_view(hand):
+    state, _ = start_game(g, {}, 4, seed_for(18))
+    shares = [list(h) for h in state.shares]
+    shares[0] = [8, 8, 8, 4, 4]          # targets stores/mines/properties; 4 railways, 4 shipping
+    shares[1] = [8, 8, 8, 20, 0]         # a rival with 20 railways; no rival holds shipping
+    shares[2] = shares[3] = [8, 8, 8, 8, 0]
+    state = replace(state, active=0, phase="event1", first_turn=False,
+                    shares=tuple(tuple(h) for h in shares),
+                    hands=g._set(state.hands, 0, tuple(hand)),
+                    objectives=g._set(state.objectives, 0, g.objective_id(1, {0: 100, 1: 80, 2: 60})))
+    return g.view(state, 0), g.legal_actions(state, 0)
+
+
+def test_event_card_weighs_what_the_rivals_hold():
+    # railways +4 gains the seat 16 but the rival 80; shipping +3 gains the seat 12 and nobody else
+    view, legal = _card_view(["railways:+4", "shipping:+3", "mines:-1"])
+    action = heuristic(view, legal, 0, random.Random(0))
+    assert action == {"type": "play_event", "card": "shipping:+3"}
+
+
+def test_event_card_still_takes_its_own_gain_when_no_rival_profits_more():
+    view, legal = _card_view(["shipping:+4", "shipping:+3", "mines:-1"])
+    assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+4"}
