@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean golden screenshots client
+.PHONY: install serve test worker demo bench clean golden screenshots client tournament
 
 $(STAMP): pyproject.toml
 	@echo "== installing the service and its dependencies into $(VENV) (once; about a minute)"
@@ -41,6 +41,12 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 # ops/bench/results/latest.md and latest.json (BENCH_ARGS="--quick", "--only 1,4", "--profile").
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m ops.bench $(BENCH_ARGS)
+
+# The bot tournament: every level (and a few outside strategies) one seat against three, 400
+# sessions a cell (2,000 for speculation), both cores, resumable: rerun to continue after a stop
+# (TOURNAMENT_ARGS="--fresh", "--budget 1800", "--games speculate", "--seed 1"). Table: docs/bots.md.
+tournament: $(STAMP)
+	nice -n 10 $(BIN)/python -m ops.tournament --processes 2 --markdown ops/tournament/results/latest.md $(TOURNAMENT_ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

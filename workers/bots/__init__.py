@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from . import random_bot
+from . import baseline, random_bot
 
 Policy = Callable[[dict, list, int, object], dict]
-LEVELS = ("random", "heuristic")
+LEVELS = ("random", "baseline", "heuristic")
 
 
 class UnknownBot(KeyError):
@@ -22,6 +22,8 @@ class UnknownBot(KeyError):
 def policy(game_type: str, level: str) -> Policy:
     if level == "random":
         return random_bot.choose
+    if level == "baseline":
+        return baseline.choose
     if level not in LEVELS:
         raise UnknownBot(level)
     try:

@@ -2,8 +2,9 @@
 
 `heuristic`: estimates, for every player colour, the expected value of the districts it
 currently leads (the cancelling-majority rule applied to the cubes already placed; a lead
-counts more the more cubes a district holds and the later the game; sold districts are
-certain; a park doubles the neighbours of the same colour; a bonus for reaching the two
+counts by the measured chance that it holds, by its margin over the next colour and the lots
+still to come (HOLD); sold districts are certain, and so is every lead once the last lot is
+being placed, since the board is then final; a park doubles the neighbours of the same colour; a bonus for reaching the two
 districts needed to win). Its utility is its own estimate minus a share of the rivals'
 average. A lot is worth the utility gained by placing its cubes greedily; the bot bids 1
 more than the high bid while that stays below a share of the lot's worth (tuned in
@@ -26,6 +27,27 @@ WORTH_FACTOR = 0.3          # the greedy estimate is optimistic: bid up to this 
 BID_MARGIN = 1              # keep at least this much surplus when bidding
 
 
+# The chance that a lead holds to the end, by the leader's margin over the next colour
+# (1, 2, 3 or more; 0 or less when equal counts above it cancel) and by the lots still to
+# come after the current one. Measured in 150 four-player games of this heuristic (9,791
+# leads at the start of an auction): a 1-cube lead holds about 27% of the time until the
+# last few lots (about what any colour would get); a 2-cube lead becomes safe late.
+HOLD = (             # lots after: >= 12, 6-11, 2-5, 1
+    {-1: 0.28, 1: 0.27, 2: 0.30, 3: 0.30},
+    {-1: 0.30, 1: 0.27, 2: 0.55, 3: 0.90},
+    {-1: 0.25, 1: 0.37, 2: 0.80, 3: 1.00},
+    {-1: 0.15, 1: 0.50, 2: 1.00, 3: 1.00},
+)
+
+
+def hold_chance(margin: int, lots_after: int) -> float:
+    """P(a lead of `margin` cubes holds) with `lots_after` lots still to come (0: final)."""
+    if lots_after <= 0:
+        return 1.0
+    row = HOLD[0 if lots_after >= 12 else 1 if lots_after >= 6 else 2 if lots_after >= 2 else 3]
+    return row[-1 if margin <= 0 else min(margin, 3)]
+
+
 class _Model:
     """The board as seen in a view, with a fast utility for one seat's colour."""
 
@@ -46,6 +68,9 @@ class _Model:
         self.rivals = [COLOURS.index(c) for i, c in enumerate(colours) if i != seat]
         total = view.get("auctions_total") or 18
         self.progress = min(1.0, (view.get("auction_number") or 0) / total)
+        # lots still to come after the one being bid on or placed: 0 on the last lot, whose
+        # placement makes the board final (every unsold district is decided as it stands)
+        self.lots_after = max(0, total - (view.get("auction_number") or 0))
 
     def lead(self, d: int, counts=None) -> tuple[Optional[int], float]:
         """(leading colour, probability it keeps the district)."""
@@ -56,9 +81,10 @@ class _Model:
         w = majority(counts)
         if w is None:
             return None, 0.0
-        if total >= SALE_SIZE:
+        if total >= SALE_SIZE or self.lots_after == 0:
             return w, 1.0
-        return w, min(0.92, 0.3 + 0.08 * total + 0.35 * self.progress)
+        margin = counts[w] - max(c for i, c in enumerate(counts) if i != w)
+        return w, hold_chance(margin, self.lots_after)
 
     def values_for(self, leads) -> dict[int, float]:
         """Estimated district worth per player colour given each district's (colour, p)."""

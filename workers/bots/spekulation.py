@@ -2,9 +2,12 @@
 
 - Values each company by an estimated final price: its marker is shifted forward by most of
   the distance the leader still has to the END (the race ends when the leader arrives), and
-  its rank is pulled toward, even past, the middle in proportion to the race still left
-  (early leaders are pushed back by -1 moves and leapfrogs; RANK_PULL was tuned against the
-  random bot). Companies on its own hand cards get a rank bonus (it can push them).
+  its rank is pulled toward the middle in proportion to the race still left, never past
+  it (early in the race rank says little about the finish: ranks regress to the middle, so
+  early in the race every company is valued by its position at a middle rank; the old
+  pull, 1.5 x the race left, went past the middle and reversed the early ranking, valuing an
+  early leader below the laggards). Companies on its own hand cards get a rank bonus (it can
+  push them).
 - Trade: buys the share with the best expected gain (estimate - price) it can afford,
   or sells a held share whose estimate is below its price (a loser), whichever gains more.
 - +1 / -1: the candidate that raises its own portfolio most against the others'.
@@ -25,7 +28,8 @@ from projections.templates import fill_template
 MID_RANK = (1 + N_COMPANIES) / 2
 HAND_RANK_BONUS = 1.5
 OPPONENT_WEIGHT = 0.7
-RANK_PULL = 1.5
+RANK_PULL = 1.5     # the pull reaches the middle when 2/3 of the race is left
+FORWARD = 0.85      # the share of the leader's remaining distance a marker is expected to cover
 
 
 def _ranks(positions: list[int], arrivals: list[int], end: int) -> list[float]:
@@ -71,12 +75,12 @@ def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
         rank = rk[c]
         if COMPANIES[c] in hand and rank > 1:
             rank -= HAND_RANK_BONUS
-        rank += (MID_RANK - rank) * RANK_PULL * fraction
+        rank += (MID_RANK - rank) * min(1.0, RANK_PULL * fraction)
         if left == 0:
             # somebody arrived: the race stops at the end of this turn/round
             out.append(float(START_PRICE) if p == START else _table_price(board, p, rank, end))
             continue
-        est_pos = min(end - 1, p + int(left * 0.85))
+        est_pos = min(end - 1, p + int(left * FORWARD))
         if rank <= 1.0 + 1e-9:
             est_pos = end
             out.append(float(TABLES[board][1][len(arrivals)]))

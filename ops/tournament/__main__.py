@@ -1,0 +1,67 @@
+"""`python -m ops.tournament`: play the tournament, print its table and the verdicts.
+
+    python -m ops.tournament                       # the full matrix: 400 sessions a cell,
+                                                   # 2,000 for speculation (resumable)
+    python -m ops.tournament --sessions 40 --speculation-sessions 40 --games speculate
+    python -m ops.tournament --processes 2 --budget 1800 --seed 0 [--fresh] [--no-extra-players]
+        [--json out.json] [--markdown out.md] [--results path.jsonl]
+
+Exit status: 0 when every cell is complete and has no broken session, 1 when a session broke
+(a bot raised, an illegal action, a game that did not end), 2 when the budget stopped it
+first (rerun the same command to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from pathlib import Path
+
+from .runner import default_results, markdown, matrix, run, verdicts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ops.tournament", description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", default="0")
+    ap.add_argument("--sessions", type=int, default=400)
+    ap.add_argument("--speculation-sessions", type=int, default=2000)
+    ap.add_argument("--games", default=None, help="comma-separated game names (default: all four)")
+    ap.add_argument("--no-extra-players", action="store_true", help="only the 4-player cells")
+    ap.add_argument("--processes", type=int, default=1)
+    ap.add_argument("--budget", type=float, default=None, help="CPU seconds for this run (then stop; resumable)")
+    ap.add_argument("--results", type=Path, default=None)
+    ap.add_argument("--fresh", action="store_true", help="discard earlier results of this seed")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--markdown", type=Path, default=None)
+    args = ap.parse_args(argv)
+    games = args.games.split(",") if args.games else None
+    cells = matrix(args.sessions, args.speculation_sessions, not args.no_extra_players, games)
+    path = args.results or default_results(args.seed)
+    if args.fresh and path.exists():
+        path.unlink()
+    summary = run(cells, args.seed, path, processes=args.processes, budget_s=args.budget)
+    summary["python"] = platform.python_version()
+    summary["results"] = str(path)
+    table = markdown(summary)
+    lines = verdicts(summary)
+    print(table)
+    print("\n".join(lines))
+    broken = [e for s in summary["cells"] for e in s["errors"]] + [a for s in summary["cells"] for a in s["anomalies"]]
+    for e in broken[:20]:
+        print("BROKEN:", e if isinstance(e, str) else e.get("error"), file=sys.stderr)
+    print(f"\n{sum(s['sessions'] for s in summary['cells'])} sessions in {len(cells)} cells; this run "
+          f"{summary['cpu_s']} s CPU, {summary['wall_s']} s wall, {args.processes} process(es); "
+          f"results: {path}" + ("; STOPPED BY THE BUDGET (rerun to resume)" if summary["stopped_by_budget"] else ""))
+    if args.json:
+        args.json.write_text(json.dumps({**summary, "verdicts": lines}, indent=1, default=str))
+    if args.markdown:
+        args.markdown.write_text(table + "\n" + "\n".join(lines) + "\n")
+    if broken:
+        return 1
+    return 2 if summary["stopped_by_budget"] or not summary["complete"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The tournament (ops/tournament), short form: seeded, resumable, well-formed figures, outside
+strategies that play legally. The full run is `make tournament` (docs/bots.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ops.tournament import runner
+from ops.tournament.strategies import OUTSIDE
+from projections.registry import get_game
+from projections.templates import matches
+from workers.bots.study import play_session, session_seed
+
+
+def _cells():
+    return [c for c in runner.matrix(sessions=4, speculation_sessions=4, players_extra=False,
+                                     games=["speculate", "speculation"])
+            if c.challenger in ("heuristic", "baseline") and not c.field.startswith("outside:")]
+
+
+def test_a_run_is_complete_well_formed_and_resumes_without_replaying(tmp_path):
+    path = tmp_path / "t.jsonl"
+    cells = _cells()
+    first = runner.run(cells, "test", path)
+    assert first["complete"] and not first["stopped_by_budget"]
+    assert first["played_now"] == sum(c.sessions for c in cells)
+    for s in first["cells"]:
+        assert s["sessions"] == 4 and s["errors"] == [] and s["anomalies"] == []
+        low, high = s["ci95"]
+        assert 0.0 <= low <= s["rate"] <= high <= 1.0 and high > low
+        assert s["fair_share"] == pytest.approx(1 / s["players"])
+        assert s["moves"] > 0 and 0 < s["move_p50_ms"] <= s["move_p95_ms"]
+        if s["game"] == "speculation":
+            assert s["sales_per_deal"] >= 0
+    again = runner.run(cells, "test", path)
+    assert again["played_now"] == 0
+    assert json.dumps(again["cells"], sort_keys=True, default=str) == json.dumps(first["cells"], sort_keys=True,
+                                                                               default=str)
+
+
+def test_a_run_stopped_by_its_budget_resumes_to_the_same_figures(tmp_path):
+    cells = _cells()
+    whole = runner.run(cells, "budget", tmp_path / "whole.jsonl")
+    cut = tmp_path / "cut.jsonl"
+    stopped = runner.run(cells, "budget", cut, budget_s=0.0)
+    assert stopped["stopped_by_budget"] and not stopped["complete"]
+    with open(cut, "a") as f:
+        f.write('{"cell": "cut short')            # a line a killed run left half written
+    resumed = runner.run(cells, "budget", cut)
+    assert resumed["complete"]
+
+    def figures(summary):
+        return [(s["cell"], s["sessions"], s["wins"], s.get("sales_per_deal")) for s in summary["cells"]]
+    assert figures(resumed) == figures(whole)
+
+
+def test_wins_shared_by_k_count_one_over_k():
+    cell = runner.Cell("speculate", 4, "heuristic", "baseline", 2)
+    rows = [{"cell": cell.id, "i": 0, "share": 0.5, "rank": 1, "hist": {"10": 3}, "anomalies": []},
+            {"cell": cell.id, "i": 1, "share": 0.0, "rank": 3, "hist": {"12": 1}, "anomalies": []}]
+    s = runner.summarise(cell, rows)
+    assert s["wins"] == 0.5 and s["rate"] == 0.25 and s["avg_rank"] == 2.0
+    assert s["moves"] == 4
+
+
+def test_verdicts_name_the_issue_criteria(tmp_path):
+    summary = runner.run(_cells(), "test", tmp_path / "v.jsonl")
+    text = "\n".join(runner.verdicts(summary))
+    assert "speculate: heuristic vs 3 baselines >= 2 x fair share" in text
+    assert "speculation: heuristics among themselves" in text
+    table = runner.markdown(summary)
+    assert table.count("\n") == 2 + len(summary["cells"])
+
+
+@pytest.mark.parametrize("game,name", [(g, n) for g, strategies in sorted(OUTSIDE.items()) for n in strategies])
+def test_outside_strategies_play_legal_actions_from_the_view(game, name):
+    g = get_game(game)
+    policies = {"outside": OUTSIDE[game][name]}
+
+    def observer(state, seat, view, legal, action):
+        assert matches(action, legal), (action, legal)
+        assert view == g.view(state, seat)
+
+    for i in range(2):
+        levels = ["heuristic"] * 4
+        levels[i] = "outside"
+        record = play_session(g, 4, session_seed("outside", game, 4, i), f"o-{i}", levels,
+                              policies=policies, observer=observer)
+        assert record.error is None and record.anomalies == []
+
+
+def test_the_matrix_covers_every_level_pair_and_the_extra_player_counts():
+    cells = runner.matrix(sessions=400, speculation_sessions=2000)
+    ids = {c.id for c in cells}
+    for game in ("big-shot", "speculate", "speculation", "spekulation"):
+        for a in ("random", "baseline", "heuristic"):
+            for b in ("random", "baseline", "heuristic"):
+                if a != b:
+                    assert f"{game}/4p/{a}-vs-{b}" in ids
+    assert "speculate/6p/heuristic-vs-baseline" in ids and "big-shot/3p/heuristic-vs-baseline" in ids
+    assert not any(c.id.startswith("big-shot/6p") for c in cells)      # big-shot takes 2-4 players
+    assert {c.sessions for c in cells if c.game == "speculation" and c.players == 4} == {2000}
