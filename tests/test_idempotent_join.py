@@ -158,15 +158,15 @@ def test_a_create_whose_lobby_write_was_lost_is_listed_after_its_retry(app, redi
     assert [g["game_id"] for g in http.get("/v1/games").json["games"]] == [retry.json["game_id"]]
 
 
-def test_concurrent_creates_with_one_key_make_one_game(redis_client):
-    apps = [make_app(redis_client) for _ in range(4)]        # four API processes, one Redis
-    n = 12
+def all_at_once(apps, send, n=12) -> list:
+    """`send(http)` from n threads released together, spread over the apps: each answer's
+    (status, Idempotent-Replayed, body)."""
     barrier, results = threading.Barrier(n), [None] * n
 
     def client(i):
         http = apps[i % len(apps)].test_client()
         barrier.wait()
-        response = create(http, "together")
+        response = send(http)
         results[i] = (response.status_code, response.headers.get("Idempotent-Replayed"), response.json)
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
@@ -174,6 +174,12 @@ def test_concurrent_creates_with_one_key_make_one_game(redis_client):
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_concurrent_creates_with_one_key_make_one_game(redis_client):
+    apps = [make_app(redis_client) for _ in range(4)]        # four API processes, one Redis
+    results = all_at_once(apps, lambda http: create(http, "together"))
     assert {status for status, _, _ in results} == {201}, results
     assert len({body["game_id"] for _, _, body in results}) == 1
     assert len({str(body) for _, _, body in results}) == 1
@@ -240,20 +246,7 @@ def test_a_claim_whose_reply_was_lost_leaves_no_seat_without_a_holder(app, redis
 def test_concurrent_claims_with_one_key_get_one_token(redis_client):
     apps = [make_app(redis_client) for _ in range(4)]
     game_id = create(apps[0].test_client()).json["game_id"]
-    n = 12
-    barrier, results = threading.Barrier(n), [None] * n
-
-    def client(i):
-        http = apps[i % len(apps)].test_client()
-        barrier.wait()
-        response = claim(http, game_id, 1, "one-key")
-        results[i] = (response.status_code, response.headers.get("Idempotent-Replayed"), response.json)
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = all_at_once(apps, lambda http: claim(http, game_id, 1, "one-key"))
     assert {status for status, _, _ in results} == {201}, results
     tokens = {body["token"] for _, _, body in results}
     assert len(tokens) == 1 and sum(replayed == "false" for _, replayed, _ in results) == 1

@@ -139,10 +139,14 @@ def commands_processed(client) -> int:
     return int(client.info("stats")["total_commands_processed"])
 
 
-def http_json(port, method, path, body=None, timeout=10):
+def http_json(port, method, path, body=None, timeout=10, token=None):
+    """(status, JSON) of one request on its own connection; an action gets a fresh key."""
     payload = json.dumps(body).encode() if body is not None else b""
+    extra = f"Authorization: Bearer {token}\r\n" if token else ""
+    if method == "POST" and path.endswith("/actions"):
+        extra += f"Idempotency-Key: {os.urandom(8).hex()}\r\n"
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra}"
                      f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
         data = b""
         while chunk := sock.recv(65536):
@@ -227,18 +231,7 @@ def test_gevent_worker_holds_200_streams_and_still_answers(gunicorn, real_redis)
 
 # --- the broadcaster (service/broadcast.py): streams parked, written by one greenlet per game --
 def http_call(port, method, path, body=None, token=None):
-    payload = json.dumps(body).encode() if body is not None else b""
-    auth = f"Authorization: Bearer {token}\r\n" if token else ""
-    if method == "POST" and path.endswith("/actions"):
-        auth += f"Idempotency-Key: {os.urandom(8).hex()}\r\n"
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}"
-                     f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), json.loads(rest or b"null")
+    return http_json(port, method, path, body, token=token)
 
 
 def open_stream(port, path, accept, token=None, protocol="HTTP/1.1"):

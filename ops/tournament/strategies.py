@@ -186,13 +186,21 @@ def _place_own_colour(view, legal, seat, rng):
     return max(legal, key=score)
 
 
-def big_shot_outbid(view, legal, seat, rng):
-    """Bids 1 over the high bid while that is at most half its cash; never borrows."""
+def _big_shot_board_move(view, legal, seat, rng):
+    """The moves every big-shot strategy here makes alike: its own colour, a start space."""
     kind = legal[0]["type"]
     if kind == "place":
         return _place_own_colour(view, legal, seat, rng)
     if kind == "choose_start_space":
         return fill_template(legal[0], rng)
+    return None
+
+
+def big_shot_outbid(view, legal, seat, rng):
+    """Bids 1 over the high bid while that is at most half its cash; never borrows."""
+    move = _big_shot_board_move(view, legal, seat, rng)
+    if move is not None:
+        return move
     bid = _first(legal, "bid")
     if bid and bid["amount"]["min"] <= max(1, view["seats"][seat]["cash"] // 2):
         return {"type": "bid", "amount": bid["amount"]["min"]}
@@ -201,11 +209,9 @@ def big_shot_outbid(view, legal, seat, rng):
 
 def big_shot_all_in(view, legal, seat, rng):
     """Outbids by 1 with all it has, borrows when it cannot, places its own colour."""
-    kind = legal[0]["type"]
-    if kind == "place":
-        return _place_own_colour(view, legal, seat, rng)
-    if kind == "choose_start_space":
-        return fill_template(legal[0], rng)
+    move = _big_shot_board_move(view, legal, seat, rng)
+    if move is not None:
+        return move
     bid = _first(legal, "bid")
     if bid:
         return {"type": "bid", "amount": bid["amount"]["min"]}
@@ -216,12 +222,7 @@ def big_shot_all_in(view, legal, seat, rng):
 
 def big_shot_free_lots(view, legal, seat, rng):
     """Never bids (takes lots only when nobody bids); places its own colour well."""
-    kind = legal[0]["type"]
-    if kind == "place":
-        return _place_own_colour(view, legal, seat, rng)
-    if kind == "choose_start_space":
-        return fill_template(legal[0], rng)
-    return {"type": "pass"}
+    return _big_shot_board_move(view, legal, seat, rng) or {"type": "pass"}
 
 
 # game -> {name: policy}; a tournament level "outside:<name>"
