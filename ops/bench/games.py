@@ -28,6 +28,7 @@ class NullIndex:
     """A GameIndex that keeps nothing (the benchmarks measure the store and the rules)."""
 
     def record(self, *args, **kwargs): pass
+    def touch(self, *args, **kwargs): pass
     def record_token(self, *args, **kwargs): pass
     def record_result(self, *args, **kwargs): return True
 
