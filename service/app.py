@@ -68,7 +68,7 @@ def _refuse_hostile_json() -> None:
     if not body:
         return
     try:
-        strict_loads(body)
+        strict_loads(body, echoed=request.path == "/web/api/words")
     except JsonRefused as why:
         raise ApiError(str(why), {"field": why.where}, code="malformed_json") from None
 

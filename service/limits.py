@@ -48,6 +48,18 @@ def _integer(text: str) -> int:
     return value
 
 
+ECHO_INT_DIGITS = 20   # what the service itself may send (a 64-bit "no limit"), echoed back
+
+
+def _echoed_integer(text: str) -> int:
+    """For a body that carries the service's own answers back (the web pages' words endpoint):
+    as long as any integer the service writes, no more."""
+    digits = text.lstrip("-")
+    if len(digits) > ECHO_INT_DIGITS:
+        raise JsonRefused(f"an integer of {len(digits)} digits (at most {ECHO_INT_DIGITS})")
+    return int(text)
+
+
 def _float(text: str) -> float:
     if len(text) > MAX_NUMBER_CHARS:
         raise JsonRefused(f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
@@ -84,15 +96,18 @@ def _check(value: Any) -> None:
             raise JsonRefused("a string holds a lone surrogate (not valid Unicode text)", where)
 
 
-def strict_loads(data: bytes | str) -> Any:
-    """The JSON document in `data`, or JsonRefused. Bytes must be UTF-8."""
+def strict_loads(data: bytes | str, echoed: bool = False) -> Any:
+    """The JSON document in `data`, or JsonRefused. Bytes must be UTF-8. `echoed`: the body
+    carries the service's own answers back, whose integers may be past JavaScript's safe
+    range (speculation's uncapped bid limit, 2^60)."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as err:
             raise JsonRefused(f"not UTF-8 (byte {err.start})") from None
     try:
-        value = json.loads(data, parse_constant=_constant, parse_int=_integer, parse_float=_float)
+        value = json.loads(data, parse_constant=_constant, parse_int=_echoed_integer if echoed else _integer,
+                           parse_float=_float)
     except RecursionError:
         raise JsonRefused(f"nested deeper than {MAX_DEPTH} levels") from None
     except JsonRefused:

@@ -3,6 +3,7 @@
 kill -9 of Redis during a flood of actions, of an RQ worker in the middle of a bot turn,
 of the API process in the middle of a request; and idempotency keys across a Redis crash."""
 
+import json
 import random
 
 import pytest
@@ -82,7 +83,7 @@ def test_an_outage_of_every_kind_loses_nothing_and_every_game_finishes():
     from ops.drills import outage
 
     figures = outage.run(size=4, seed=5)
-    assert figures["ok"], figures
+    assert figures["ok"], json.dumps(figures, default=str)
     assert figures["lost"] == figures["duplicated"] == figures["unheld_seats"] == figures["stuck"] == 0
     assert figures["acknowledged"] > 0 and figures["replies_dropped"] > 0 and figures["requests_dropped"] > 0
     assert figures["worker_back_s"] <= 5.0 and figures["frozen_request_s"] <= 5.0

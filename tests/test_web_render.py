@@ -86,3 +86,19 @@ def test_words_endpoint_words_only_what_it_is_sent():
     for path in static.rglob("*"):
         if path.suffix in (".html", ".js", ".css"):
             assert "http://" not in path.read_text() and "https://" not in path.read_text(), path
+
+
+def test_the_words_endpoint_takes_the_services_own_integers_back():
+    """A replay's full_state holds speculation's uncapped bid limit (2^60): the pages send it
+    back for words, where the API's own bodies keep the strict limit on integers."""
+    app = create_app({"REDIS_URL": None, "RATE_LIMIT": None})
+    http = app.test_client()
+    big = 1 << 60
+    echoed = http.post("/web/api/words", json={"type": "speculation", "seats": [], "viewer": None,
+                                               "full_state": {"cap": big, "hands": []}})
+    assert echoed.status_code != 400, echoed.json
+    refused = http.post("/v1/games", json={"type": "speculation", "options": {"ante": big}, "seats": [{}] * 3})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == "malformed_json"
+    too_long = http.post("/web/api/words", data=json.dumps({"type": "speculation"})[:-1] + ', "x": ' + "9" * 21 + "}",
+                         content_type="application/json")
+    assert too_long.status_code == 400
