@@ -87,12 +87,13 @@ def _fill(action: dict, rng: random.Random) -> dict:
     return out
 
 
-def play_one(client: Client, game_type: str, with_person: bool, rng: random.Random, record: dict) -> None:
+def play_one(client: Client, game_type: str, with_person: bool, rng: random.Random, record: dict,
+             short: bool = False) -> None:
     players = {"speculation": 3, "big-shot": 3, "spekulation": 3, "speculate": 3}[game_type]
     seats = [{}] + [{"bot": "random"}] * (players - 1) if with_person else [{"bot": "random"}] * players
     key = uuid.uuid4().hex
-    status, game = client.until_answered("POST", "/v1/games", {"type": game_type, "seats": seats},
-                                         {"Idempotency-Key": key})
+    body = {"type": game_type, "options": _kit.short_options(game_type) if short else {}, "seats": seats}
+    status, game = client.until_answered("POST", "/v1/games", body, {"Idempotency-Key": key})
     if status != 201:
         record["errors"].append(f"create: {status} {game}")
         return
@@ -130,7 +131,9 @@ def play_one(client: Client, game_type: str, with_person: bool, rng: random.Rand
         elif status != 409:
             record["errors"].append(f"action: {status} {answer}")
             return
-    record["errors"].append(f"{game_id}: the person's game did not end")
+    record["errors"].append(f"{game_id}: the person's game did not end (last view: version {view.get('version')}, "
+                            f"status {view.get('status')}, to_act {view.get('to_act')}, "
+                            f"legal {len(view.get('legal_actions') or [])})")
 
 
 def start_api(redis_url: str, port: int) -> _kit.ChildProcess:
@@ -142,7 +145,7 @@ def start_api(redis_url: str, port: int) -> _kit.ChildProcess:
 
 
 def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_every: int = 17,
-        redis_down: float = 3.0, freeze: float = 8.0) -> dict:
+        redis_down: float = 3.0, freeze: float = 8.0, short: bool = False) -> dict:
     rng = random.Random(seed)
     redis_server = RedisProcess(durable=True).start()
     proxy = FaultyProxy(redis_server.port, drop_reply_every=drop_reply_every, drop_request_every=drop_request_every)
@@ -163,7 +166,8 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
             game_type = BOTH_SEATED[n % len(BOTH_SEATED)]
             client = Client(base, stats, lock)
             thread = threading.Thread(target=play_one, args=(client, game_type, n % 2 == 0,
-                                                             random.Random(rng.getrandbits(64)), record), daemon=True)
+                                                             random.Random(rng.getrandbits(64)), record, short),
+                                      daemon=True)
             thread.start()
             threads.append(thread)
             time.sleep(0.05)
@@ -244,6 +248,14 @@ def _audit(redis_url: str, record: dict, timeout: float) -> dict:
     games = record["games"]
     _kit.wait_until(lambda: all(service.load(g).status == "scored" for g in games), timeout, every=0.5)
     stuck = [g for g in games if service.load(g).status != "scored"]
+    stuck_detail = []
+    for g in stuck:   # what a stuck game waits on, for the report
+        session = service.load(g)
+        meta = service.store.get_meta(g, "status", "waits")
+        stuck_detail.append({"game": g, "type": session.game_type, "status": session.status,
+                             "version": session.version, "to_act": session.to_act(), "meta": meta,
+                             "seats": [seat.kind for seat in session.seats],
+                             "waiting_set": g in {w for w, _ in service.index.waiting_on_jobs()}})
     unverified = [g for g in games if not service.verify(g)["ok"]]
     lost = duplicated = 0
     for game_id in games:
@@ -270,16 +282,17 @@ def _audit(redis_url: str, record: dict, timeout: float) -> dict:
         except Exception:
             held = False
         unheld += not held
-    return {"games": len(games), "acknowledged": len(record["acknowledged"]), "lost": lost,
+    return {"stuck_detail": stuck_detail, "games": len(games), "acknowledged": len(record["acknowledged"]), "lost": lost,
             "duplicated": duplicated, "stuck": len(stuck), "unverified": len(unverified),
             "unheld_seats": unheld, "tokens": len(record["tokens"])}
 
 
 def main(argv=None) -> None:
     p = _kit.parser(__doc__, 24, "games played at once")
+    p.add_argument("--short", action="store_true", help="the shortest games the options allow")
     args = p.parse_args(argv)
     with _kit.Timer() as t:
-        fig = run(args.size, args.seed)
+        fig = run(args.size, args.seed, short=args.short)
     fig["seconds"] = round(t.seconds, 1)
     _kit.report("outage", f"{fig.get('games')} games, {fig.get('acknowledged')} actions acknowledged: "
                 f"{fig.get('lost')} lost, {fig.get('duplicated')} duplicated; {fig.get('unheld_seats')} seats "
