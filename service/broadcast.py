@@ -41,7 +41,7 @@ from .observability import BROADCAST_STREAMS
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 1 << 20     # bytes a stream may fall behind before it is ended
-SLICE = 50                # writes between two yields to the event loop during a fan-out
+SLICE = 16                # writes between two yields to the event loop during a fan-out
 MAX_NAP = 30.0            # a game's greenlet looks at its streams at least this often
 
 
