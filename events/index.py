@@ -84,10 +84,11 @@ class GameIndex:
         return [i.decode() for i in self.redis.zrange(_lobby_key(None, status), 0, limit - 1)]
 
     # --- what the reconciler reads (workers/reconciler.py) ----------------------------
-    def touch(self, game_id: str, at: Optional[float] = None) -> None:
+    def touch(self, game_id: str, at: Optional[float] = None, pipe=None) -> None:
         """Mark the game as being written now (before its append: an intent, so that what
-        follows the append, if lost, is found again)."""
-        self.redis.zadd(TOUCHED, {game_id: time.time() if at is None else at})
+        follows the append, if lost, is found again). `pipe`: a pipeline of this same Redis
+        that carries it, in one round trip with the append."""
+        (pipe if pipe is not None else self.redis).zadd(TOUCHED, {game_id: time.time() if at is None else at})
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
         """Games last touched in [since, until], oldest first, at most `limit`."""
@@ -222,7 +223,7 @@ class MemoryGameIndex:
         with self._lock:
             return _redis_range(self._ordered(_lobby_key(None, status)), 0, limit - 1)
 
-    def touch(self, game_id: str, at: Optional[float] = None) -> None:
+    def touch(self, game_id: str, at: Optional[float] = None, pipe=None) -> None:
         with self._lock:
             self._touched[game_id] = time.time() if at is None else at
 

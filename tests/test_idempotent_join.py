@@ -82,17 +82,19 @@ def token_fields(client, game_id) -> dict:
 def lose_next_append_reply(client, monkeypatch):
     """The next append runs on Redis, then its reply is lost: the caller sees the
     ConnectionError a dropped connection gives."""
-    real = client.evalsha
+    from events.store import RedisEventStore
+
+    real = RedisEventStore._append
     lost = []
 
-    def evalsha(*args, **kwargs):
-        reply = real(*args, **kwargs)
+    def append(self, *args, **kwargs):
+        reply = real(self, *args, **kwargs)
         if not lost:
             lost.append(reply)
             raise redis.exceptions.ConnectionError("the reply was lost")
         return reply
 
-    monkeypatch.setattr(client, "evalsha", evalsha)
+    monkeypatch.setattr(RedisEventStore, "_append", append)
     return lost
 
 

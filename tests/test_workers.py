@@ -148,3 +148,17 @@ def test_an_idle_worker_keeps_waiting(redis_server):
         assert "connection timeout" not in worker.output()
     finally:
         worker.stop()
+
+
+def test_an_orphaned_job_does_not_block_its_unique_id(redis_client):
+    """A job hash whose queue entry was lost (a reply or request lost on the way to Redis)
+    would otherwise hold its id, and its game, for good: it is replaced."""
+    jobs = RQJobs(redis_client)
+    jobs.bot_turn("g1", 0, 5)
+    job_id = "bot_g1_0_5"
+    assert redis_client.lpos(jobs.queue.key, job_id) is not None
+    jobs.bot_turn("g1", 0, 5)                                   # pending: left alone
+    assert redis_client.llen(jobs.queue.key) == 1
+    redis_client.lrem(jobs.queue.key, 0, job_id)                # the entry is lost, the hash stays
+    jobs.bot_turn("g1", 0, 5)
+    assert redis_client.lpos(jobs.queue.key, job_id) is not None and redis_client.llen(jobs.queue.key) == 1

@@ -62,21 +62,44 @@ class RQJobs:
                     queue.enqueue(func, *args, **options)
                 return
             except DuplicateJobError:
-                existing = Job.fetch(job_id, connection=self.queue.connection)
-                if existing.get_status(refresh=True) not in DONE:
+                try:
+                    existing = Job.fetch(job_id, connection=self.queue.connection)
+                except NoSuchJobError:
+                    continue   # gone in between: enqueue it now
+                if self._waits_somewhere(existing):
                     return  # the same work is already waiting or running
                 existing.delete()
 
     def _pending(self, job_id: str) -> bool:
-        """True when a job with this id waits or runs; a finished one is deleted."""
+        """True when a job with this id waits or runs; a finished (or orphaned) one is deleted."""
         try:
             existing = Job.fetch(job_id, connection=self.queue.connection)
         except NoSuchJobError:
             return False
-        if existing.get_status(refresh=True) not in DONE:
+        if self._waits_somewhere(existing):
             return True
         existing.delete()
         return False
+
+    def _waits_somewhere(self, job: Job) -> bool:
+        """Whether the job is where its status says: a queued job in its queue (or taken off
+        it by a worker), a started one in the started registry, a scheduled one in the
+        scheduled registry. A job hash whose list entry was lost (a reply or request lost
+        between the service and Redis) would otherwise block its unique id, and its game,
+        for good: such an orphan counts as not pending."""
+        status = job.get_status(refresh=True)
+        if status is None or status in DONE:
+            return False
+        connection = self.queue.connection
+        origin = Queue(job.origin, connection=connection) if job.origin else self.queue
+        if status == JobStatus.QUEUED:
+            return (connection.lpos(origin.key, job.id) is not None
+                    or connection.lpos(IntermediateQueue(origin.key, connection).key, job.id) is not None)
+        if status == JobStatus.STARTED:
+            return job.id in StartedJobRegistry(queue=origin)
+        if status == JobStatus.SCHEDULED:
+            return job.id in ScheduledJobRegistry(queue=origin)
+        return True   # deferred and the like: left to RQ
 
     def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
         self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version,
