@@ -162,3 +162,19 @@ def test_an_orphaned_job_does_not_block_its_unique_id(redis_client):
     redis_client.lrem(jobs.queue.key, 0, job_id)                # the entry is lost, the hash stays
     jobs.bot_turn("g1", 0, 5)
     assert redis_client.lpos(jobs.queue.key, job_id) is not None and redis_client.llen(jobs.queue.key) == 1
+
+
+def test_overdue_scheduled_jobs_are_moved_on_both_queues(redis_client):
+    """RQ's retry of a failed job is a scheduled job; with the scheduler's lock held by a
+    dead worker nothing moves it but the sweep, on the bots' queue as on the first."""
+    from datetime import timedelta
+
+    from rq.registry import ScheduledJobRegistry
+
+    jobs = RQJobs(redis_client)
+    for queue, job_id in ((jobs.queue, "bot_g1_0_5"), (jobs.background, "bot_g2_1_7")):
+        queue.enqueue_in(timedelta(seconds=-30), "workers.tasks.bot_turn", "g", 0, 5, job_id=job_id)
+        assert job_id in ScheduledJobRegistry(queue=queue)
+    assert sorted(jobs.enqueue_overdue(3.0)) == ["bot_g1_0_5", "bot_g2_1_7"]
+    assert redis_client.lpos(jobs.queue.key, "bot_g1_0_5") is not None
+    assert redis_client.lpos(jobs.background.key, "bot_g2_1_7") is not None

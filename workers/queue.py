@@ -164,23 +164,26 @@ class RQJobs:
         return recovered
 
     def enqueue_overdue(self, late_by: float) -> list[str]:
-        """Move scheduled jobs (turn timeouts) that are `late_by` seconds overdue to the queue.
-        RQ's scheduler holds a lock that outlives a killed worker by a minute or more; until
-        another worker's scheduler takes it over, nothing moves due jobs but this."""
+        """Move scheduled jobs (turn timeouts, RQ's retries of failed jobs) that are `late_by`
+        seconds overdue to their queue, on both queues. RQ's scheduler holds a lock that
+        outlives a killed worker by a minute or more; until another worker's scheduler takes
+        it over, nothing moves due jobs but this (the outage drill found an all-bot game's
+        retried turn left scheduled for good when only the first queue was swept)."""
         from datetime import timedelta as _td
 
-        registry = ScheduledJobRegistry(queue=self.queue)
-        due = registry.get_jobs_to_schedule(int((now() - _td(seconds=late_by)).timestamp()))
         moved = []
-        for job_id in due:
-            try:
-                job = Job.fetch(job_id, connection=self.queue.connection)
-            except NoSuchJobError:
-                registry.remove(job_id)
-                continue
-            with self.queue.connection.pipeline() as pipe:
-                self.queue._enqueue_job(job, pipeline=pipe)
-                registry.remove(job, pipeline=pipe)
-                pipe.execute()
-            moved.append(job_id)
+        cutoff = int((now() - _td(seconds=late_by)).timestamp())
+        for queue in (self.queue, self.background):
+            registry = ScheduledJobRegistry(queue=queue)
+            for job_id in registry.get_jobs_to_schedule(cutoff):
+                try:
+                    job = Job.fetch(job_id, connection=queue.connection)
+                except NoSuchJobError:
+                    registry.remove(job_id)
+                    continue
+                with queue.connection.pipeline() as pipe:
+                    queue._enqueue_job(job, pipeline=pipe)
+                    registry.remove(job, pipeline=pipe)
+                    pipe.execute()
+                moved.append(job_id)
         return moved
