@@ -193,7 +193,9 @@ def view(game, api, token, follow, as_json) -> None:
 @click.option("--level", default="heuristic", show_default=True, help="the bots' level")
 @click.option("--name", default=os.environ.get("USER") or "you", show_default="$USER", help="your name at the table")
 @click.option("--options", help='the game\'s options as JSON, e.g. \'{"deals": 2}\'')
-def play(game_type, players, level, name, options) -> None:
+@click.option("--seed", help="the game's secret seed (64 hex digits), to play the same deal again; "
+                             "by default a fresh one (shown when the game is scored)")
+def play(game_type, players, level, name, options, seed) -> None:
     """Play a game of TYPE in the terminal against bots (the service runs in process)."""
     from service.terminal import play as play_in_terminal
 
@@ -201,7 +203,7 @@ def play(game_type, players, level, name, options) -> None:
         parsed = json.loads(options) if options else None
     except ValueError as err:
         raise click.BadParameter(f"not JSON: {err}", param_hint="--options")
-    play_in_terminal(game_type, players, level, name, parsed)
+    play_in_terminal(game_type, players, level, name, parsed, seed=seed)
 
 
 @cli.command()

@@ -56,17 +56,20 @@ def _choose(legal: list, game_type: str, read=input) -> dict:
         return action
 
 
-def play(game_type: str, players: int, level: str, name: str, options=None, read=input) -> dict:
-    """Play one game in the terminal against bots, prompting from legal_actions."""
+def play(game_type: str, players: int, level: str, name: str, options=None, read=input,
+         seed: str | None = None) -> dict:
+    """Play one game in the terminal against bots, prompting from legal_actions (`seed`: the
+    game's secret, which only this in-process service may be given)."""
     from service.app import create_app
     from workers.embedded import EmbeddedWorker
 
-    app = create_app({"REDIS_URL": None, "RATE_LIMIT": None})
+    app = create_app({"REDIS_URL": None, "RATE_LIMIT": None, "ALLOW_SEED": seed is not None})
     worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client).start()
     http = app.test_client()
     try:
         seats = [{}] + [{"bot": level}] * (players - 1)
-        created = http.post("/v1/games", json={"type": game_type, "options": options or {}, "seats": seats})
+        created = http.post("/v1/games", json={"type": game_type, "options": options or {}, "seats": seats,
+                                               **({"seed": seed} if seed is not None else {})})
         if created.status_code != 201:
             raise SystemExit(f"could not create the game: {created.json['error']['message']}")
         game_id = created.json["game_id"]
@@ -101,6 +104,7 @@ def play(game_type: str, players: int, level: str, name: str, options=None, read
         print("\n" + render.result_words(summary["result"], summary["seats"], 0))
         report = http.get(f"/v1/games/{game_id}/verify").json
         print("verify: " + ("OK" if report["ok"] else "FAILED") + f" ({report['events_checked']} events checked)")
+        print(f"seed: {summary['seed']} (--seed plays this deal again)")
         return summary
     finally:
         worker.stop()

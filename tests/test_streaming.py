@@ -15,10 +15,12 @@ import pytest
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
+from projections.registry import get_game
 from service.app import create_app
 from service.bootstrap import Backend
 from service.core.streams import NDJSON, SSE, keepalive_interval
 from service.streaming import StreamCaps, stream_kind
+from tests.gamekit import seed_that_plays
 from workers.memory_jobs import MemoryJobs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,11 +301,14 @@ def play_to_the_end(port, gid, tokens, viewers):
 
 def test_parked_streams_get_what_each_viewer_may_see_to_the_end(gunicorn):
     port = gunicorn
+    # Created at 1, two claims, the last claim at 4 starts the game at 5: a seed whose deal goes on.
+    seed = seed_that_plays(get_game("speculation"), {"deals": 1}, 3, started_at=5)
     status, game = http_call(port, "POST", "/v1/games", {"type": "speculation", "options": {"deals": 1},
-                                                         "seats": [{}, {}, {}]})
+                                                         "seats": [{}, {}, {}], "seed": seed})
     gid = game["game_id"]
     tokens = [http_call(port, "POST", f"/v1/games/{gid}/seats/{s}", {"name": f"p{s}"})[1]["token"]
               for s in range(3)]
+    assert http_call(port, "GET", f"/v1/games/{gid}")[1]["status"] == "active"
     path = f"/v1/games/{gid}/events?follow=6"   # no worker here scores the game: the streams end at 6 s
     streams = [(open_stream(port, path, SSE), SSE, None, "HTTP/1.1"),
                (open_stream(port, path, NDJSON, tokens[1]), NDJSON, tokens[1], "HTTP/1.1"),

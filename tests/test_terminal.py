@@ -1,6 +1,7 @@
 """The terminal for people: `speculation play TYPE` under a pseudo-terminal against bots,
 prompting from legal_actions, to the end; `replay --at` and `view` drawn as text."""
 
+import json
 import os
 import pty
 import re
@@ -11,6 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from projections.registry import get_game
+from tests.gamekit import seed_that_plays
 
 ROOT = Path(__file__).parent.parent
 
@@ -49,13 +53,15 @@ def _play_in_pty(args, timeout=120.0):
     return proc.returncode, out.decode(errors="replace"), answered
 
 
-@pytest.mark.parametrize("game_type,options", [("speculation", '{"deals": 1}'), ("big-shot", None)])
+@pytest.mark.parametrize("game_type,options", [("speculation", {"deals": 1}), ("big-shot", {})])
 def test_play_in_the_terminal_against_bots_to_the_end(game_type, options):
-    args = [game_type, "--players", "3", "--name", "tess"] + (["--options", options] if options else [])
+    # Created at 1, the one claim at 2 starts the game at 3: a seed whose game asks for a move.
+    seed = seed_that_plays(get_game(game_type), options, 3, started_at=3)
+    args = [game_type, "--players", "3", "--name", "tess", "--options", json.dumps(options), "--seed", seed]
     code, out, answered = _play_in_pty(args)
     assert code == 0, out[-2000:]
     assert answered > 0
-    assert "Your move:" in out and "verify: OK" in out
+    assert "Your move:" in out and "verify: OK" in out and f"seed: {seed}" in out
     assert re.search(r"wins|share the win", out)
     assert "{" not in out.split("Your move:")[1].split("Choose")[0], "moves are labelled in words"
 
