@@ -121,6 +121,16 @@ def report(name: str, figure: str, ok: bool, figures: dict, as_json: bool = Fals
     sys.stdout.flush()
 
 
+def conclude(name: str, args, measure: Callable[[], dict], summary: Callable[[dict], str]) -> None:
+    """A drill's end: `measure()` under a timer (its figures get "seconds"), the summary line,
+    the figures as JSON when asked for or when the drill failed; exit 0 when it held, else 1."""
+    with Timer() as t:
+        fig = measure()
+    fig["seconds"] = round(t.seconds, 1)
+    report(name, summary(fig), fig["ok"], fig, args.json or not fig["ok"])
+    raise SystemExit(0 if fig["ok"] else 1)
+
+
 class Timer:
     def __enter__(self):
         self.start = time.monotonic()

@@ -169,14 +169,10 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 4, "kills of the API mid-request")
     p.add_argument("--pause", type=float, default=4.0)
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, args.pause)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("api_crash", f"{fig['kills']} kill -9 of the API mid-request ({fig['killed_after_append']} after the "
-                f"append, {fig['killed_before_append']} before): retries with the same key {fig['retried']}, "
-                f"actions completed exactly once {fig['completed_exactly_once']} ({fig['seconds']} s)",
-                fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("api_crash", args, lambda: run(args.size, args.seed, args.pause), lambda fig: (
+        f"{fig['kills']} kill -9 of the API mid-request ({fig['killed_after_append']} after the "
+        f"append, {fig['killed_before_append']} before): retries with the same key {fig['retried']}, "
+        f"actions completed exactly once {fig['completed_exactly_once']} ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

@@ -148,18 +148,19 @@ def rate_limits(client, limit: int = 5) -> dict:
     return out
 
 
+def _on_private_redis(args) -> dict:
+    with _kit.private_redis() as server:   # stopped before the report is printed
+        return run(_kit.redis_client(server.url), args.size, args.seed)
+
+
 def main(argv=None) -> None:
     args = _kit.parser(__doc__, 3, "games per registered type").parse_args(argv)
-    with _kit.private_redis() as server:
-        with _kit.Timer() as t:
-            fig = run(_kit.redis_client(server.url), args.size, args.seed)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("auth_limits", f"{fig['requests']} requests, {fig['expected']} answered as they must "
-                f"(401 no/forged token, 403 other game, 422 another seat's move, 200 own); "
-                f"{fig['seat_checks']} moves recorded for the token's seat; {fig['tokens_found_in_redis']} of "
-                f"{fig['tokens']} tokens found in Redis; rate limits {'OK' if fig['rate_limits']['ok'] else 'FAILED'} "
-                f"({fig['seconds']} s)", fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("auth_limits", args, lambda: _on_private_redis(args), lambda fig: (
+        f"{fig['requests']} requests, {fig['expected']} answered as they must "
+        f"(401 no/forged token, 403 other game, 422 another seat's move, 200 own); "
+        f"{fig['seat_checks']} moves recorded for the token's seat; {fig['tokens_found_in_redis']} of "
+        f"{fig['tokens']} tokens found in Redis; rate limits {'OK' if fig['rate_limits']['ok'] else 'FAILED'} "
+        f"({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

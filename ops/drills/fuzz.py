@@ -137,14 +137,11 @@ def _too_large(app, fixtures) -> dict:
 
 def main(argv=None) -> None:
     args = _kit.parser(__doc__, 60, "examples per operation and generation mode").parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("fuzz", f"{fig['operations']} operations, {fig['requests_fuzzed']} requests fuzzed (valid and invalid): "
-                f"{fig['5xx']} 5xx, {fig['schema_failures']} responses breaking their schema; oversized bodies: "
-                f"{sum(a[2] == 413 for a in fig['too_large']['answers'])}/{len(fig['too_large']['answers'])} got 413 "
-                f"({fig['seconds']} s)", fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("fuzz", args, lambda: run(args.size, args.seed), lambda fig: (
+        f"{fig['operations']} operations, {fig['requests_fuzzed']} requests fuzzed (valid and invalid): "
+        f"{fig['5xx']} 5xx, {fig['schema_failures']} responses breaking their schema; oversized bodies: "
+        f"{sum(a[2] == 413 for a in fig['too_large']['answers'])}/{len(fig['too_large']['answers'])} got 413 "
+        f"({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

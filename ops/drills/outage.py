@@ -291,17 +291,13 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 24, "games played at once")
     p.add_argument("--short", action="store_true", help="the shortest games the options allow")
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, short=args.short)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("outage", f"{fig.get('games')} games, {fig.get('acknowledged')} actions acknowledged: "
-                f"{fig.get('lost')} lost, {fig.get('duplicated')} duplicated; {fig.get('unheld_seats')} seats "
-                f"without a working token; {fig.get('stuck')} stuck, {fig.get('unverified')} unverified; worker "
-                f"back {fig.get('worker_back_s')} s after Redis; a request with Redis frozen "
-                f"{fig.get('frozen_request_s')} s ({fig.get('frozen_request_status')}); {fig['replies_dropped']} "
-                f"replies and {fig['requests_dropped']} requests dropped ({fig['seconds']} s)",
-                fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("outage", args, lambda: run(args.size, args.seed, short=args.short), lambda fig: (
+        f"{fig.get('games')} games, {fig.get('acknowledged')} actions acknowledged: "
+        f"{fig.get('lost')} lost, {fig.get('duplicated')} duplicated; {fig.get('unheld_seats')} seats "
+        f"without a working token; {fig.get('stuck')} stuck, {fig.get('unverified')} unverified; worker "
+        f"back {fig.get('worker_back_s')} s after Redis; a request with Redis frozen "
+        f"{fig.get('frozen_request_s')} s ({fig.get('frozen_request_status')}); {fig['replies_dropped']} "
+        f"replies and {fig['requests_dropped']} requests dropped ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

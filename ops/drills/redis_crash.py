@@ -147,15 +147,11 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 3, "kill -9 of Redis during the flood")
     p.add_argument("--clients", type=int, default=8)
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, args.clients)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("redis_crash", f"{fig['kills']} kill -9 of Redis during a flood from {fig['clients']} clients: "
-                f"actions acknowledged {fig['acknowledged']}, present after restart {fig['present']} "
-                f"(stored commands {fig['commands_stored']}); chains verify {fig['verified']}/{fig['games']} "
-                f"({fig['stats'].get('5xx_retried', 0)} 5xx answers retried with the same key; {fig['seconds']} s)",
-                fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("redis_crash", args, lambda: run(args.size, args.seed, args.clients), lambda fig: (
+        f"{fig['kills']} kill -9 of Redis during a flood from {fig['clients']} clients: "
+        f"actions acknowledged {fig['acknowledged']}, present after restart {fig['present']} "
+        f"(stored commands {fig['commands_stored']}); chains verify {fig['verified']}/{fig['games']} "
+        f"({fig['stats'].get('5xx_retried', 0)} 5xx answers retried with the same key; {fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

@@ -356,14 +356,11 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 3, "games per hidden-information type")
     p.add_argument("--checkpoints", type=int, default=4)
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, args.checkpoints)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("snooping", f"{fig['games']} games ({', '.join(fig['types'])}): {fig['payloads_compared']} payloads "
-                f"compared with worlds where {fig['secrets_relabelled']} secrets were relabelled; {fig['leaks']} leaks"
-                + (f"; no secret spec for {fig['types_without_secret_spec']}" if fig["types_without_secret_spec"] else "")
-                + f" ({fig['seconds']} s)", fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("snooping", args, lambda: run(args.size, args.seed, args.checkpoints), lambda fig: (
+        f"{fig['games']} games ({', '.join(fig['types'])}): {fig['payloads_compared']} payloads "
+        f"compared with worlds where {fig['secrets_relabelled']} secrets were relabelled; {fig['leaks']} leaks"
+        + (f"; no secret spec for {fig['types_without_secret_spec']}" if fig["types_without_secret_spec"] else "")
+        + f" ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

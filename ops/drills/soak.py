@@ -9,20 +9,20 @@ from . import _kit
 from .races import soak
 
 
+def _on_private_redis(args) -> dict:
+    with _kit.private_redis() as server:   # stopped before the report is printed
+        return soak(_kit.redis_client(server.url), args.size, args.seed, args.lose)
+
+
 def main(argv=None) -> None:
     p = _kit.parser(__doc__, 40, "games played at once")
     p.add_argument("--lose", type=float, default=0.1, help="share of responses lost and retried")
     args = p.parse_args(argv)
-    with _kit.private_redis() as server:
-        with _kit.Timer() as t:
-            fig = soak(_kit.redis_client(server.url), args.size, args.seed, args.lose)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("soak", f"{fig['games']} games, {fig['clients']} clients: {fig['acknowledged']} actions "
-                f"acknowledged, {fig['present']} present, {fig['lost']} lost, {fig['duplicated']} duplicated, "
-                f"{fig['out_of_order']} out of order; {fig['verified']}/{fig['games']} chains verify "
-                f"({fig['responses'].get('retried', 0)} lost responses retried; {fig['seconds']} s)",
-                fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("soak", args, lambda: _on_private_redis(args), lambda fig: (
+        f"{fig['games']} games, {fig['clients']} clients: {fig['acknowledged']} actions "
+        f"acknowledged, {fig['present']} present, {fig['lost']} lost, {fig['duplicated']} duplicated, "
+        f"{fig['out_of_order']} out of order; {fig['verified']}/{fig['games']} chains verify "
+        f"({fig['responses'].get('retried', 0)} lost responses retried; {fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

@@ -199,14 +199,10 @@ def run(size: int = 1000, seed: int = 1, games_per_type: int = 2) -> dict:
 
 def main(argv=None) -> None:
     args = _kit.parser(__doc__, 1000, "how many tamperings").parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("tampering", f"{fig['tamperings']} tamperings, {fig['detected']} detected; the first bad "
-                f"event named for {fig['named_first_bad']}, and for {fig['forged_legal_moves']} forged legal "
-                f"moves the event after them (the first that breaks the chain) ({fig['seconds']} s)",
-                fig["ok"], fig, args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("tampering", args, lambda: run(args.size, args.seed), lambda fig: (
+        f"{fig['tamperings']} tamperings, {fig['detected']} detected; the first bad "
+        f"event named for {fig['named_first_bad']}, and for {fig['forged_legal_moves']} forged legal "
+        f"moves the event after them (the first that breaks the chain) ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

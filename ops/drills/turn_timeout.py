@@ -92,15 +92,11 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 1, "games per registered type")
     p.add_argument("--timeout", type=float, default=1.0, help="the games' turn_timeout, seconds")
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, args.timeout)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("turn_timeout", f"{fig['games']} games nobody plays (turn_timeout {fig['timeout_s']} s): turns "
-                f"expected {fig['turns_expected']}, played by the random bot as timeouts {fig['played_by_timeout']}, "
-                f"median delay {fig['median_delay_s']} s, max {fig['max_delay_s']} s; finished {fig['finished']}/"
-                f"{fig['games']}, verified {fig['verified']}/{fig['games']} ({fig['seconds']} s)", fig["ok"], fig,
-                args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("turn_timeout", args, lambda: run(args.size, args.seed, args.timeout), lambda fig: (
+        f"{fig['games']} games nobody plays (turn_timeout {fig['timeout_s']} s): turns "
+        f"expected {fig['turns_expected']}, played by the random bot as timeouts {fig['played_by_timeout']}, "
+        f"median delay {fig['median_delay_s']} s, max {fig['max_delay_s']} s; finished {fig['finished']}/"
+        f"{fig['games']}, verified {fig['verified']}/{fig['games']} ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":

@@ -113,15 +113,11 @@ def main(argv=None) -> None:
     p = _kit.parser(__doc__, 5, "workers killed in the middle of a turn")
     p.add_argument("--slow", type=float, default=3.0, help="seconds each turn of a doomed worker waits")
     args = p.parse_args(argv)
-    with _kit.Timer() as t:
-        fig = run(args.size, args.seed, args.slow)
-    fig["seconds"] = round(t.seconds, 1)
-    _kit.report("worker_crash", f"{fig['kills']} workers killed mid-turn: turns expected {fig['turns_in_flight']}, "
-                f"played exactly once {fig['played_exactly_once']}; games finished {fig['finished']}/{fig['games']}, "
-                f"verified {fig['verified']}/{fig['games']}; a killed turn was played at most "
-                f"{fig['slowest_recovery_s']} s after its worker died ({fig['seconds']} s)", fig["ok"], fig,
-                args.json or not fig["ok"])
-    raise SystemExit(0 if fig["ok"] else 1)
+    _kit.conclude("worker_crash", args, lambda: run(args.size, args.seed, args.slow), lambda fig: (
+        f"{fig['kills']} workers killed mid-turn: turns expected {fig['turns_in_flight']}, "
+        f"played exactly once {fig['played_exactly_once']}; games finished {fig['finished']}/{fig['games']}, "
+        f"verified {fig['verified']}/{fig['games']}; a killed turn was played at most "
+        f"{fig['slowest_recovery_s']} s after its worker died ({fig['seconds']} s)"))
 
 
 if __name__ == "__main__":
