@@ -16,6 +16,7 @@ Threads, one pair per connection; for drills only.
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 import time
@@ -69,8 +70,10 @@ class FaultyProxy:
                 continue
             self.connections += 1
             state = {"cut_after_request": False}
-            threading.Thread(target=self._pump_requests, args=(client, upstream, state), daemon=True).start()
-            threading.Thread(target=self._pump_replies, args=(upstream, client, state), daemon=True).start()
+            requests = functools.partial(self._request_passes, state=state)
+            replies = functools.partial(self._reply_passes, state=state)
+            threading.Thread(target=self._pump, args=(client, upstream, client, upstream, requests), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, client, upstream, replies), daemon=True).start()
 
     def _wait_thaw(self) -> None:
         while time.monotonic() < self._frozen_until and not self._closed:
@@ -88,41 +91,36 @@ class FaultyProxy:
             except OSError:
                 pass
 
-    def _pump_requests(self, client, upstream, state) -> None:
+    def _pump(self, source, sink, client, upstream, passes) -> None:
+        """Copy source to sink until either side closes or `passes(data)` says to cut here."""
         try:
-            while True:
-                data = client.recv(65536)
-                if not data:
-                    break
+            while data := source.recv(65536):
                 self._wait_thaw()
-                if self.match in data:
-                    with self._lock:
-                        self._matched += 1
-                        n = self._matched
-                    if self.drop_request_every and n % self.drop_request_every == 0:
-                        self.requests_dropped += 1
-                        break
-                    if self.drop_reply_every and n % self.drop_reply_every == 0:
-                        state["cut_after_request"] = True
-                        self.replies_dropped += 1
-                upstream.sendall(data)
+                if not passes(data):
+                    break
+                sink.sendall(data)
         except OSError:
             pass
         self._cut(client, upstream)
 
-    def _pump_replies(self, upstream, client, state) -> None:
-        try:
-            while True:
-                data = upstream.recv(65536)
-                if not data:
-                    break
-                self._wait_thaw()
-                if state["cut_after_request"]:
-                    break   # the write ran; its reply is lost
-                client.sendall(data)
-        except OSError:
-            pass
-        self._cut(client, upstream)
+    def _request_passes(self, data: bytes, state: dict) -> bool:
+        """False when this request is to be dropped; marks its reply to be lost when that one is."""
+        if self.match not in data:
+            return True
+        with self._lock:
+            self._matched += 1
+            n = self._matched
+        if self.drop_request_every and n % self.drop_request_every == 0:
+            self.requests_dropped += 1
+            return False
+        if self.drop_reply_every and n % self.drop_reply_every == 0:
+            state["cut_after_request"] = True
+            self.replies_dropped += 1
+        return True
+
+    @staticmethod
+    def _reply_passes(data: bytes, state: dict) -> bool:
+        return not state["cut_after_request"]   # the write ran; its reply is lost
 
 
 def start(target_port: int, **faults) -> FaultyProxy:
