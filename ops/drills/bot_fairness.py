@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 import time
 
+from service.core.errors import Conflict
+
 from . import _kit
 
 BOT_GAME = {"type": "speculation", "options": {"deals": 200},
@@ -93,7 +95,7 @@ def run(size: int = 20, turns: int = 30, workers: int = 1, seed: int = 1, think:
                             service.act(game_id, 0, action, idempotency_key=f"m{current.version}",
                                         expected_version=current.version)
                             human_moves += 1
-                        except Exception:   # the bots moved first: read again
+                        except Conflict:   # the bots moved first: read again
                             pass
                         continue
                     time.sleep(0.005)
@@ -133,15 +135,13 @@ def main(argv=None) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (the stack's default: 1)")
     p.add_argument("--think", type=float, default=0.1, help="seconds the person takes per move")
     args = p.parse_args(argv)
-    fig = run(args.size, args.turns, args.workers, args.seed, args.think)
-    _kit.report("bot_fairness", f"{fig['all_bot_games']} all-bot games from one client, {fig['workers']} worker(s): "
-                f"{fig['human_game_bot_turns']} bot turns of a person's game waited p50 {fig['human_wait_p50_s']} s, "
-                f"p95 {fig['human_wait_p95_s']} s, max {fig['human_wait_max_s']} s (all-bot turns: p50 "
-                f"{fig['all_bot_wait_p50_s']} s, p95 {fig['all_bot_wait_p95_s']} s, {fig['all_bot_turns_while_measured']} played "
-                f"meanwhile; "
-                f"{fig['all_bot_games_still_running_at_end']} still running at the end; {fig['seconds']} s)",
-                fig["ok"], fig, args.json)
-
+    _kit.conclude("bot_fairness", args, lambda: run(args.size, args.turns, args.workers, args.seed, args.think),
+                  lambda fig: (
+        f"{fig['all_bot_games']} all-bot games from one client, {fig['workers']} worker(s): "
+        f"{fig['human_game_bot_turns']} bot turns of a person's game waited p50 {fig['human_wait_p50_s']} s, "
+        f"p95 {fig['human_wait_p95_s']} s, max {fig['human_wait_max_s']} s (all-bot turns: p50 "
+        f"{fig['all_bot_wait_p50_s']} s, p95 {fig['all_bot_wait_p95_s']} s, {fig['all_bot_turns_while_measured']} "
+        f"played meanwhile; {fig['all_bot_games_still_running_at_end']} still running at the end; {fig['seconds']} s)"))
 
 if __name__ == "__main__":
     main()

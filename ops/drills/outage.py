@@ -210,7 +210,8 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
         redis_server.stop()
     figures.update(replies_dropped=proxy.replies_dropped, requests_dropped=proxy.requests_dropped,
                    retried=stats, errors=record["errors"][:10])
-    figures["ok"] = (figures.get("lost", 1) == 0 and figures.get("unheld_seats", 1) == 0
+    figures["ok"] = (figures.get("lost", 1) == 0 and figures.get("duplicated", 1) == 0
+                     and figures.get("unheld_seats", 1) == 0
                      and figures.get("stuck", 1) == 0 and figures.get("unverified", 1) == 0
                      and figures["clients_finished"] == size and not record["errors"]
                      and (figures["worker_back_s"] or 99) <= 5.0 and figures["frozen_request_s"] <= 5.0)
