@@ -96,12 +96,18 @@ def test_a_pass_reads_what_was_touched_since_the_last_one(redis_client):
     assert reconcile_pass(service, now=later + 2).touched == 1
 
 
-def test_a_full_batch_carries_the_rest_to_the_next_pass(redis_client):
+def test_a_full_batch_carries_the_rest_to_the_next_pass(redis_client, monkeypatch):
     service, _ = make_service(redis_client)
+    read = []
+    monkeypatch.setattr(service, "repair", lambda game_id: read.append(game_id))
     for n in range(7):
-        service.index.touch(f"g{n}", at=1000.0 + n)
+        service.index.touch(f"g{n}", at=1000.0 + n)     # a burst: all within one look-back
     first = reconcile_pass(service, now=1010.0, batch=4)
-    assert first.touched == 4
-    assert service.index.watermark() == 1003.0             # where the batch ended
+    assert first.touched == 4 and read == ["g0", "g1", "g2", "g3"]
+    read.clear()
     second = reconcile_pass(service, now=1011.0, batch=4)
-    assert second.touched == 4                               # g3 again (the look-back), then g4..g6
+    assert second.touched == 4 and read == ["g3", "g4", "g5", "g6"]   # on from where the batch ended
+    read.clear()
+    third = reconcile_pass(service, now=1012.0, batch=4)               # a full batch again: read on
+    assert third.touched == 1 and read == ["g6"]
+    assert service.index.watermark() == 1012.0                         # that pass read up to now

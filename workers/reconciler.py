@@ -67,8 +67,10 @@ def reconcile_pass(service, now: float | None = None, batch: int = BATCH) -> Pas
             done.repaired += _settle(service, game_id, now)
         except Exception as err:   # one game's trouble must not stop the pass
             log.warning("reconciling %s failed: %s", game_id, err)
-    # Where the next pass starts: now, or the last game read when the batch was full.
-    index.set_watermark(touched[-1][1] if len(touched) == batch else now)
+    # Where the next pass starts: LOOKBACK before now after a pass that read everything, or
+    # right at the last game read when the batch was full (with the look-back there, a burst of
+    # more than a batch of touches within LOOKBACK would be read from its start for good).
+    index.set_watermark(touched[-1][1] + LOOKBACK if len(touched) == batch else now)
     index.forget_touched(now - KEEP)
     for game_id, _ in index.waiting_on_jobs():
         if game_id in seen:
