@@ -199,6 +199,9 @@ class IdempotencyHeaderSchema(Schema):
                                     validate=validate.Length(min=1, max=200))
 
 
+MIN_CREATE_CLAIM_KEY = 16
+
+
 class OptionalIdempotencyHeaderSchema(Schema):
     """Creating a game and claiming a seat: a retry with the same key returns the original
     answer (the claim's token included); the same key with another body is a 409."""
@@ -206,13 +209,18 @@ class OptionalIdempotencyHeaderSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
+    # At least 16 characters: a claim's retry is answered with the seat's token, so whoever
+    # knows the game, the seat, the name and the key gets it; a short key ("seat-0") could be
+    # guessed, and create keys are global, shared with every other client.
     idempotency_key = fields.String(data_key="Idempotency-Key", validate=[
-        validate.Length(min=1, max=200),
-        validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces, 1 to 200 characters")],
-        metadata={"description": "optional: 1 to 200 printable ASCII characters, no spaces. Send a fresh "
-                                 "random value (a UUID) per create or claim and resend it unchanged on a "
-                                 "retry to get the original answer; the same key with another body is 409 "
-                                 "idempotency_conflict. Kept for the game's life"})
+        validate.Length(min=MIN_CREATE_CLAIM_KEY, max=200,
+                        error=f"{MIN_CREATE_CLAIM_KEY} to 200 characters (a fresh random value, a UUID)"),
+        validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces")],
+        metadata={"description": f"optional: {MIN_CREATE_CLAIM_KEY} to 200 printable ASCII characters, no "
+                                 "spaces. Send a fresh random value (a UUID) per create or claim and resend "
+                                 "it unchanged on a retry to get the original answer; keep it as secret as "
+                                 "the token, since a claim's retry answers with the token. The same key "
+                                 "with another body is 409 idempotency_conflict. Kept for the game's life"})
 
 
 class ReceiptSchema(Schema):

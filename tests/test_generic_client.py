@@ -11,6 +11,8 @@ import itertools
 import os
 import random
 
+import uuid
+
 import pytest
 
 from service.app import create_app
@@ -69,14 +71,15 @@ def test_generic_client_finishes_the_game(game_type, players, options, fake_redi
     # Create and claim as a careful client does: with an Idempotency-Key, sent again as if
     # the first reply had been lost; the retry's answer (the same game, the same token) is used.
     body = {"type": game_type, "options": options, "seats": [{}] * players}
-    created = http.post("/v1/games", json=body, headers={"Idempotency-Key": "create"})
+    run = uuid.uuid4().hex   # a fresh random key per request, as the contract asks
+    created = http.post("/v1/games", json=body, headers={"Idempotency-Key": f"{run}-create"})
     assert created.status_code == 201, created.json
-    retried = http.post("/v1/games", json=body, headers={"Idempotency-Key": "create"})
+    retried = http.post("/v1/games", json=body, headers={"Idempotency-Key": f"{run}-create"})
     assert retried.json == created.json and retried.headers["Idempotent-Replayed"] == "true"
     game_id = retried.json["game_id"]
     tokens = []
     for s in range(players):
-        claim = dict(json={"name": f"client{s}"}, headers={"Idempotency-Key": f"seat-{s}"})
+        claim = dict(json={"name": f"client{s}"}, headers={"Idempotency-Key": f"{run}-seat-{s}"})
         first = http.post(f"/v1/games/{game_id}/seats/{s}", **claim)
         assert first.status_code == 201, first.json
         tokens.append(http.post(f"/v1/games/{game_id}/seats/{s}", **claim).json["token"])
