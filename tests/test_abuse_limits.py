@@ -53,6 +53,27 @@ def test_live_all_bot_games_are_capped_per_creator(redis_client):
     assert http.post("/v1/games", json=ALL_BOTS, environ_base=at).status_code == 201
 
 
+def test_a_retried_create_is_answered_whatever_the_limits(redis_client):
+    """A create whose reply was lost is answered again on its retry (the same game), although
+    the limits now refuse a new one; a refused or invalid request takes no place in them."""
+    _keep_in_one_window()
+    app = _kit.make_app(redis_client, CREATE_LIMIT="2/60", BOT_GAMES_PER_ADDRESS=1)
+    http = app.test_client()
+    at = {"REMOTE_ADDR": "10.7.0.1"}
+    key = {"Idempotency-Key": "retried-create-0001"}
+    invalid = http.post("/v1/games", json={**ALL_BOTS, "type": "no-such-game"}, environ_base=at)
+    assert invalid.status_code == 422                       # not counted against CREATE_LIMIT
+    first = http.post("/v1/games", json=ALL_BOTS, headers=key, environ_base=at)
+    assert first.status_code == 201
+    refused = http.post("/v1/games", json=ALL_BOTS, environ_base=at)
+    assert refused.status_code == 429 and refused.json["error"]["code"] == "too_many_bot_games"
+    retry = http.post("/v1/games", json=ALL_BOTS, headers=key, environ_base=at)
+    assert retry.status_code == 201 and retry.headers["Idempotent-Replayed"] == "true"
+    assert retry.json["game_id"] == first.json["game_id"]
+    # two of the two creates the window allows were counted (the bot-capped one among them)
+    assert http.post("/v1/games", json=OPEN, environ_base=at).json["error"]["code"] == "too_many_games"
+
+
 def test_unjoined_games_leave_the_lobby_and_keep_their_log(redis_client):
     from workers import jobs as job_functions
 

@@ -11,7 +11,7 @@ import logging
 import time
 import secrets
 from functools import partial
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 from marshmallow import ValidationError
 
@@ -144,12 +144,15 @@ class Commands:
 
     def create_game(self, game_type: str, options: Optional[dict], seats: list[dict], *,
                     seed: Optional[str] = None, turn_timeout: Optional[float] = None,
-                    idempotency_key: Optional[str] = None) -> Created:
+                    idempotency_key: Optional[str] = None,
+                    admit: Optional[Callable[[], None]] = None) -> Created:
         """Create a game. With an `idempotency_key` the game's id is derived from it (HMAC
         under the server's idem_key): a retry with the same key and body finds the same game
         and gets its original summary (and repairs a lost lobby write or follow-up job); the
         same key with another body is a conflict. The append records the key in the game's
-        idempotency hash, so two concurrent creates with one key append once."""
+        idempotency hash, so two concurrent creates with one key append once. `admit()` runs
+        once the request is known to be valid and new, not a retry (the caller's creation limits,
+        which may raise): a retry of a create that was made is answered, whatever the limits."""
         try:
             game = get_game(game_type)
         except UnknownGame:
@@ -180,6 +183,8 @@ class Commands:
             seen = self.store.get_idempotent(game_id, CREATE_IDEM)
             if seen is not None:
                 return self._created_replayed(game_id, seen, digest)
+        if admit is not None:
+            admit()
         seed = seed or new_seed()
         seat_info = []
         for seat in seats:

@@ -45,10 +45,11 @@ class Games(MethodView):
         key and body returns the same game as first created (`Idempotent-Replayed: true`)."""
         seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
         all_bots = all(s.get("bot") for s in seats)
-        check_creation(all_bots, lambda game_id: games().load(game_id).status)   # 429s
         created = games().create_game(body["type"], body["options"], seats, seed=body.get("seed"),
                                       turn_timeout=body.get("turn_timeout"),
-                                      idempotency_key=headers.get("idempotency_key"))
+                                      idempotency_key=headers.get("idempotency_key"),
+                                      admit=lambda: check_creation(   # 429s, for a new game only
+                                          all_bots, lambda game_id: games().load(game_id).status))
         if not created.replayed:
             record_creation(created.session.game_id, all_bots)
         return games().summary(created.session), 201, _replayed(created.replayed)
