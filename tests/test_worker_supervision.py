@@ -106,3 +106,27 @@ def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
             os.killpg(worker.pid, signal.SIGKILL)
         server.stop()
     stderr.close()
+
+
+@pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
+def test_the_worker_process_stops_on_sigterm_while_idle(tmp_path):
+    server = RedisProcess().start()
+    log = open(tmp_path / "worker.log", "w+b")
+    env = dict(os.environ, REDIS_URL=server.url, PYTHONPATH=str(ROOT))
+    env.pop("RQ_REDIS_URL", None)
+    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while b"Listening on" not in (tmp_path / "worker.log").read_bytes():
+            assert time.monotonic() < deadline and worker.poll() is None, "the worker never started"
+            time.sleep(0.1)
+        time.sleep(1.0)                    # idle, waiting for a job
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(10)                    # a supervisor that took it for a crash would start another
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        server.stop()
+        log.close()

@@ -27,6 +27,12 @@ log = logging.getLogger(__name__)
 PROBE_EVERY = 0.5
 
 
+def _asked_to_stop(worker) -> bool:
+    """Whether a signal asked the RQ worker to stop: RQ notes the time of the request (an idle
+    worker then leaves `work()` normally, without the `_stop_requested` flag a busy one sets)."""
+    return bool(getattr(worker, "_stop_requested", False) or getattr(worker, "_shutdown_requested_date", None))
+
+
 class Supervisor:
     def __init__(self, make_worker: Callable[[], object], ping: Callable[[], object], *,
                  reconcile: Optional[Callable[[], object]] = None, reconcile_every: float = 10.0,
@@ -53,7 +59,7 @@ class Supervisor:
                     worker.work(with_scheduler=True)
                 except Exception as err:   # RQ's teardown on a dead connection, a failed start
                     log.warning("the RQ worker stopped: %s", err)
-                if worker is not None and getattr(worker, "_stop_requested", False):
+                if worker is not None and _asked_to_stop(worker):
                     return   # a warm shutdown asked for by a signal
                 if self._stopping.is_set():
                     return
