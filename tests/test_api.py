@@ -229,6 +229,8 @@ def test_events_json_sse_ndjson_and_tickets(api):
     text = sse.get_data(as_text=True)
     ids = [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
     assert ids and ids[0] == 5 and ": keep-alive" in text
+    bad = api.http.get(f"/v1/games/{gid}/events", headers={"Accept": "text/event-stream", "Last-Event-ID": "4x"})
+    assert bad.status_code == 422 and bad.json["error"]["details"]["field"] == "Last-Event-ID", bad.json
     nd = api.http.get(f"/v1/games/{gid}/events", headers={"Accept": "application/x-ndjson"},
                       query_string={"follow": 0})
     lines = [json.loads(line) for line in nd.get_data(as_text=True).splitlines()]

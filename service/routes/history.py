@@ -8,8 +8,8 @@ from flask import Response, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from ..core.errors import Invalid
 from ..core.streams import NDJSON, SSE
-from ..errors import ApiError
 from ..limits import MAX_INT_DIGITS, ascii_int
 from ..streaming import open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
@@ -50,8 +50,8 @@ class Events(MethodView):
             if kind == SSE and resume:
                 after = ascii_int(resume)
                 if after is None:
-                    raise ApiError(f"Last-Event-ID: must be a version, 1 to {MAX_INT_DIGITS} ASCII digits",
-                                   {"field": "Last-Event-ID"}, code="invalid_header")
+                    raise Invalid(f"Last-Event-ID: must be a version, 1 to {MAX_INT_DIGITS} ASCII digits",
+                                  {"field": "Last-Event-ID"})   # 422, as every malformed header
             release = open_wait(query.get("ticket") or bearer())   # 429 too_many_streams past the caps
             try:
                 messages = stream_body(request.environ, game_id, seat, after, kind, query.get("follow"))
