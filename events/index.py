@@ -19,7 +19,6 @@ LOBBY_ALL = "lobby:all"
 TOUCHED = "games:touched"          # sorted set: game -> when a command last began to write it
 WAITING = "games:waiting-jobs"     # sorted set: game -> since when it waits on a worker's job
 WATERMARK = "reconciler:watermark"  # how far (a time) the reconciler has looked at TOUCHED
-LOBBY_EXPIRED = "lobby:expired"   # open games nobody joined in time, out of every lobby list
 STATUSES = ("open", "active", "ended", "scored")
 
 
@@ -119,14 +118,13 @@ class GameIndex:
         found = self.redis.zrangebyscore(_lobby_key(None, "open"), "-inf", f"({created_before}", 0, limit)
         return [i.decode() for i in found]
 
-    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
-        """Take an open game out of every lobby list, into `lobby:expired` (its log is kept;
+    def expire(self, game_id: str, game_type: str) -> None:
+        """Take an open game out of every lobby list (its log is kept and it answers by id;
         `record` puts it back should it be joined after all)."""
         pipe = self.redis.pipeline()
         for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                     _lobby_key(None, "open"), _lobby_key(game_type, "open")):
             pipe.zrem(key, game_id)
-        pipe.zadd(LOBBY_EXPIRED, {game_id: created_at})
         pipe.execute()
 
     # --- tokens ----------------------------------------------------------------------
@@ -261,12 +259,11 @@ class MemoryGameIndex:
             entries = self._lobby.get(_lobby_key(None, "open"), {})
             return [g for g in self._ordered(_lobby_key(None, "open")) if entries[g] < created_before][:limit]
 
-    def expire(self, game_id: str, game_type: str, created_at: int) -> None:
+    def expire(self, game_id: str, game_type: str) -> None:
         with self._lock:
             for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                         _lobby_key(None, "open"), _lobby_key(game_type, "open")):
                 self._lobby[key].pop(game_id, None)
-            self._lobby[LOBBY_EXPIRED][game_id] = created_at
 
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
         with self._lock:

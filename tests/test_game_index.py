@@ -32,7 +32,7 @@ class TestGameIndexContract:
         index.record("new", "big-shot", "open", 300)
         index.record("busy", "big-shot", "active", 50)
         assert index.open_before(200) == ["old"]
-        index.expire("old", "big-shot", 100)
+        index.expire("old", "big-shot")
         assert index.list() == (["new", "busy"], 2)
         assert index.list("big-shot", "open") == (["new"], 1)
         assert index.open_before(200) == []

@@ -464,7 +464,7 @@ class Commands:
             session = self.load(game_id)
             if session.status != OPEN:
                 continue
-            self.index.expire(game_id, session.game_type, session.created_at)
+            self.index.expire(game_id, session.game_type)
             again = self.load(game_id)   # a claim that landed in between: back in the lobby
             if again.status != OPEN:
                 self.index.record(game_id, again.game_type, again.status, again.created_at)
@@ -492,7 +492,7 @@ class Commands:
         expired = (session.status == OPEN and self.lobby_expiry
                    and session.created_at < time.time() * 1000 - self.lobby_expiry * 1000)
         if expired:   # out of the lobby, as expire_unjoined left it
-            self.index.expire(game_id, session.game_type, session.created_at)
+            self.index.expire(game_id, session.game_type)
         else:
             self.index.record(game_id, session.game_type, session.status, session.created_at)
         for field, seat in self.store.get_meta_prefixed(game_id, "token:").items():
