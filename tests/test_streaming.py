@@ -309,17 +309,21 @@ def test_parked_streams_get_what_each_viewer_may_see_to_the_end(gunicorn):
     tokens = [http_call(port, "POST", f"/v1/games/{gid}/seats/{s}", {"name": f"p{s}"})[1]["token"]
               for s in range(3)]
     assert http_call(port, "GET", f"/v1/games/{gid}")[1]["status"] == "active"
-    path = f"/v1/games/{gid}/events?follow=6"   # no worker here scores the game: the streams end at 6 s
+    # No worker here scores the game, so the streams end when `follow` runs out: 15 s leaves room
+    # for the game to be played to its end on a loaded machine (about 20 actions, 6 requests each).
+    path = f"/v1/games/{gid}/events?follow=15"
     streams = [(open_stream(port, path, SSE), SSE, None, "HTTP/1.1"),
                (open_stream(port, path, NDJSON, tokens[1]), NDJSON, tokens[1], "HTTP/1.1"),
                (open_stream(port, path, SSE, tokens[2], "HTTP/1.0"), SSE, tokens[2], "HTTP/1.0")]
-    time.sleep(0.5)   # parked before the game goes on
-    status, metrics = 0, ""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        metrics = read_to_end(sock).decode()
-    assert re.search(r"^speculation_broadcast_streams(\{[^}]*\})? 3\.0$", metrics, re.M), \
-        [line for line in metrics.splitlines() if "broadcast" in line]
+    deadline = time.monotonic() + 10   # all three parked before the game goes on
+    while True:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            metrics = read_to_end(sock).decode()
+        if re.search(r"^speculation_broadcast_streams(\{[^}]*\})? 3\.0$", metrics, re.M):
+            break
+        assert time.monotonic() < deadline, [line for line in metrics.splitlines() if "broadcast" in line]
+        time.sleep(0.1)
     before_end = play_to_the_end(port, gid, tokens, [None, tokens[1], tokens[2]])
     for sock, kind, token, protocol in streams:
         head, _, body = read_to_end(sock).partition(b"\r\n\r\n")
