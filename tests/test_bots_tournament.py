@@ -42,14 +42,19 @@ def test_a_run_is_complete_well_formed_and_resumes_without_replaying(tmp_path):
 
 def test_a_run_stopped_by_its_budget_resumes_to_the_same_figures(tmp_path):
     cells = _cells()
+    total = sum(c.sessions for c in cells)
     whole = runner.run(cells, "budget", tmp_path / "whole.jsonl")
+    # The budget counts the pool's workers too: two processes stop after a small budget.
     cut = tmp_path / "cut.jsonl"
-    stopped = runner.run(cells, "budget", cut, budget_s=0.0)
-    assert stopped["stopped_by_budget"] and not stopped["complete"]
+    stopped = runner.run(cells, "budget", cut, processes=2, budget_s=0.3)
+    assert stopped["stopped_by_budget"] and not stopped["complete"] and stopped["cpu_s"] >= 0.3
+    kept = len(runner.load(cut))
+    assert 0 < kept < total
     with open(cut, "a") as f:
         f.write('{"cell": "cut short')            # a line a killed run left half written
     resumed = runner.run(cells, "budget", cut)
-    assert resumed["complete"]
+    assert resumed["complete"] and resumed["played_now"] == total - kept
+    assert len(runner.load(cut)) == total          # no row lost to the half-written line
 
     def figures(summary):
         return [(s["cell"], s["sessions"], s["wins"], s.get("sales_per_deal")) for s in summary["cells"]]

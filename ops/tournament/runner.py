@@ -178,13 +178,17 @@ def _ms(seconds: Optional[float]) -> Optional[float]:
 
 
 def _cpu_seconds() -> float:
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
 
 
-def _work(args):
+def _work(args) -> tuple[dict, float]:
+    """One session and the CPU seconds it took in the process that played it (a pool's
+    workers are not reaped until the pool closes, so RUSAGE_CHILDREN cannot count them)."""
     cell, seed, index = args
-    return play_cell_session(cell, seed, index)
+    started = time.process_time()
+    row = play_cell_session(cell, seed, index)
+    return row, time.process_time() - started
 
 
 def load(path: Path) -> dict[tuple[str, int], dict]:
@@ -210,26 +214,38 @@ def run(cells: list[Cell], seed: str, path: Path, processes: int = 1,
     done = load(path)
     todo = [(c, seed, i) for c in cells for i in range(c.sessions) if (c.id, i) not in done]
     cpu0, wall0 = _cpu_seconds(), time.perf_counter()
+    in_pool = processes > 1 and len(todo) > 1
+    played_cpu = 0.0   # the sessions' CPU in the pool's workers
     stopped = False
+    cut_short = path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
     with open(path, "a", encoding="utf-8") as out:
-        def keep(row):
+        if cut_short:
+            out.write("\n")   # a line cut short by a killed run: the next row starts a line of its own
+
+        def keep(result):
+            nonlocal played_cpu
+            row, cpu = result
+            played_cpu += cpu if in_pool else 0.0
             done[(row["cell"], row["i"])] = row
             out.write(json.dumps(row, sort_keys=True) + "\n")
             out.flush()
 
-        if processes > 1 and len(todo) > 1:
+        def spent() -> float:
+            return _cpu_seconds() - cpu0 + played_cpu
+
+        if in_pool:
             import multiprocessing
 
             with multiprocessing.get_context("fork").Pool(processes) as pool:
-                for row in pool.imap_unordered(_work, todo, chunksize=4):
-                    keep(row)
-                    if budget_s is not None and _cpu_seconds() - cpu0 > budget_s:
+                for result in pool.imap_unordered(_work, todo, chunksize=4):
+                    keep(result)
+                    if budget_s is not None and spent() > budget_s:
                         stopped = True
                         pool.terminate()
                         break
         else:
             for job in todo:
-                if budget_s is not None and _cpu_seconds() - cpu0 > budget_s:
+                if budget_s is not None and spent() > budget_s:
                     stopped = True
                     break
                 keep(_work(job))
@@ -239,7 +255,7 @@ def run(cells: list[Cell], seed: str, path: Path, processes: int = 1,
         summaries.append(summarise(c, rows))
     return {"seed": seed, "cells": summaries, "played_now": len(todo) if not stopped else None,
             "complete": all(s["sessions"] + len(s["errors"]) >= s["planned"] for s in summaries),
-            "stopped_by_budget": stopped, "cpu_s": round(_cpu_seconds() - cpu0, 1),
+            "stopped_by_budget": stopped, "cpu_s": round(_cpu_seconds() - cpu0 + played_cpu, 1),
             "wall_s": round(time.perf_counter() - wall0, 1), "processes": processes}
 
 
