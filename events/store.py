@@ -361,7 +361,8 @@ class RedisEventStore(EventStore):
                 *ahead, reply = pipe.execute(raise_on_error=False)
             for failed in (r for r in ahead if isinstance(r, Exception)):
                 # The script ran all the same: the batch (the truth) stands; only the intent is
-                # missing, and the reconciler's set of waiting games still covers what waits.
+                # missing. The game's next command touches it again; until then the reconciler
+                # sees it only if it already waits on a job (a double fault: logged, not raised).
                 log.warning("a command ahead of the append of %s failed: %s", game_id, failed)
             if isinstance(reply, NoScriptError):
                 reply = script(keys=script_keys, args=args)
