@@ -18,16 +18,18 @@ def test_a_short_measurement_counts_what_the_games_did():
     assert "| 5 | 8 |" in sim.markdown([m])
 
 
-def test_a_candidate_replaces_the_data_in_process_only_and_unknown_keys_are_refused():
+def test_a_candidate_is_measured_in_place_of_the_data_and_unknown_keys_are_refused():
     import subprocess
     import sys
 
     out = subprocess.run([sys.executable, "-m", "ops.speculate_sim", "--players", "6", "--games", "2",
-                          "--try", '{"rounds": 2, "reward_from_bank": 100}'], capture_output=True, text=True)
+                          "--try", '{"rounds": 2, "reward_from_bank": 100}'], capture_output=True, text=True,
+                         timeout=300)
+    # 0 or 1 (a candidate measured on two games does not meet the targets), never a crash
+    assert out.returncode in (0, 1) and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert "| 6 | 2 |" in out.stdout and "| 100 |" in out.stdout
-    assert g.economy(6, 2).rounds == 7                    # this process's data untouched
     bad = subprocess.run([sys.executable, "-m", "ops.speculate_sim", "--games", "1", "--try", '{"fee": 1}'],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "unknown keys" in bad.stderr
 
 
