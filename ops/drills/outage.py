@@ -31,6 +31,8 @@ import urllib.error
 import urllib.request
 import uuid
 
+from projections.templates import fill_template
+
 from . import _kit
 from .proxy import FaultyProxy, wait_listening
 from .redis_server import RedisProcess, free_port
@@ -77,19 +79,9 @@ class Client:
             self.stats[name] = self.stats.get(name, 0) + 1
 
 
-def _fill(action: dict, rng: random.Random) -> dict:
-    out = {}
-    for field, value in action.items():
-        if isinstance(value, dict) and "min" in value and "max" in value:
-            out[field] = rng.randint(value["min"], value["max"])
-        else:
-            out[field] = value
-    return out
-
-
 def play_one(client: Client, game_type: str, with_person: bool, rng: random.Random, record: dict,
              short: bool = False) -> None:
-    players = {"speculation": 3, "big-shot": 3, "spekulation": 3, "speculate": 3}[game_type]
+    players = 3   # every game takes three
     seats = [{}] + [{"bot": "random"}] * (players - 1) if with_person else [{"bot": "random"}] * players
     key = uuid.uuid4().hex
     body = {"type": game_type, "options": _kit.short_options(game_type) if short else {}, "seats": seats}
@@ -121,7 +113,7 @@ def play_one(client: Client, game_type: str, with_person: bool, rng: random.Rand
             client.until_answered("GET", f"/v1/games/{game_id}/view?wait=2&after_version={view['version']}",
                                   headers=auth)
             continue
-        action = _fill(rng.choice(view["legal_actions"]), rng)
+        action = fill_template(rng.choice(view["legal_actions"]), rng)
         key = uuid.uuid4().hex
         body = {"action": action, "expected_version": view["version"]}
         status, answer = client.until_answered("POST", f"/v1/games/{game_id}/actions", body,
