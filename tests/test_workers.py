@@ -178,3 +178,19 @@ def test_overdue_scheduled_jobs_are_moved_on_both_queues(redis_client):
     assert sorted(jobs.enqueue_overdue(3.0)) == ["bot_g1_0_5", "bot_g2_1_7"]
     assert redis_client.lpos(jobs.queue.key, "bot_g1_0_5") is not None
     assert redis_client.lpos(jobs.background.key, "bot_g2_1_7") is not None
+
+
+def test_a_job_a_worker_starts_between_two_reads_is_not_taken_for_an_orphan(redis_client):
+    """Read QUEUED, then a worker takes it off the queue and starts it before the list is
+    read: it is in no list its first status names, yet it is pending, not lost."""
+    from rq.job import Job, JobStatus
+
+    jobs = RQJobs(redis_client)
+    jobs.bot_turn("g2", 0, 5)
+    job = Job.fetch("bot_g2_0_5", connection=redis_client)
+    redis_client.lrem(jobs.queue.key, 0, job.id)               # taken off the queue by a worker...
+    statuses = iter([JobStatus.QUEUED, JobStatus.STARTED])      # ...which starts it meanwhile
+    job.get_status = lambda refresh=True: next(statuses)
+    assert jobs._waits_somewhere(job)
+    statuses = iter([JobStatus.QUEUED, JobStatus.QUEUED])       # still queued and in no list: lost
+    assert not jobs._waits_somewhere(job)

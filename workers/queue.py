@@ -93,13 +93,20 @@ class RQJobs:
         connection = self.queue.connection
         origin = Queue(job.origin, connection=connection) if job.origin else self.queue
         if status == JobStatus.QUEUED:
-            return (connection.lpos(origin.key, job.id) is not None
-                    or connection.lpos(IntermediateQueue(origin.key, connection).key, job.id) is not None)
-        if status == JobStatus.STARTED:
-            return job.id in StartedJobRegistry(queue=origin)
-        if status == JobStatus.SCHEDULED:
-            return job.id in ScheduledJobRegistry(queue=origin)
-        return True   # deferred and the like: left to RQ
+            found = (connection.lpos(origin.key, job.id) is not None
+                     or connection.lpos(IntermediateQueue(origin.key, connection).key, job.id) is not None)
+        elif status == JobStatus.STARTED:
+            found = job.id in StartedJobRegistry(queue=origin)
+        elif status == JobStatus.SCHEDULED:
+            found = job.id in ScheduledJobRegistry(queue=origin)
+        else:
+            return True   # deferred and the like: left to RQ
+        if found:
+            return True
+        # Not where its status said: an orphan, or a job a worker moved on meanwhile (taken off
+        # the queue and started between two reads). Only a status that stayed put is an orphan.
+        now = job.get_status(refresh=True)
+        return now != status and now is not None and now not in DONE
 
     def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
         self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version,
