@@ -4,11 +4,11 @@ included) although only the token's hash is stored; a lost reply (the append don
 lost) leaves no orphan game and no seat that nobody holds; concurrent retries append once."""
 
 import base64
-import threading
 
 import pytest
 import redis
 
+from ops.drills import _kit
 from service.app import create_app
 from service.bootstrap import Backend, service_secrets
 from service.core.game_service import GameService
@@ -165,22 +165,7 @@ def test_a_create_whose_lobby_write_was_lost_is_listed_after_its_retry(app, redi
 
 
 def all_at_once(apps, send, n=12) -> list:
-    """`send(http)` from n threads released together, spread over the apps: each answer's
-    (status, Idempotent-Replayed, body)."""
-    barrier, results = threading.Barrier(n), [None] * n
-
-    def client(i):
-        http = apps[i % len(apps)].test_client()
-        barrier.wait()
-        response = send(http)
-        results[i] = (response.status_code, response.headers.get("Idempotent-Replayed"), response.json)
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    return _kit.all_at_once(apps, send, n)
 
 
 def test_concurrent_creates_with_one_key_make_one_game(redis_client):

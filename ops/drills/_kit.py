@@ -7,6 +7,7 @@ import argparse
 import json
 import random
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
@@ -129,6 +130,25 @@ def conclude(name: str, args, measure: Callable[[], dict], summary: Callable[[di
     fig["seconds"] = round(t.seconds, 1)
     report(name, summary(fig), fig["ok"], fig, args.json or not fig["ok"])
     raise SystemExit(0 if fig["ok"] else 1)
+
+
+def all_at_once(apps, send, n: int) -> list:
+    """`send(http)` from n threads released together, spread over the apps (test clients of
+    each): each answer's (status, Idempotent-Replayed, JSON body), in thread order."""
+    barrier, results = threading.Barrier(n), [None] * n
+
+    def client(i: int) -> None:
+        http = apps[i % len(apps)].test_client()
+        barrier.wait()
+        response = send(http)
+        results[i] = (response.status_code, response.headers.get("Idempotent-Replayed"), response.json)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 class Timer:

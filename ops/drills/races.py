@@ -89,21 +89,8 @@ def same_key(client, n: int = 20, game_type: str = "secret-duel") -> dict:
     session = service.load(game_id)
     seat = session.to_act()[0]
     action = fill_template(disclosure.view_for(session, seat)["legal_actions"][0], random.Random(0))
-    barrier = threading.Barrier(n)
-    results = [None] * n
-
-    def client_thread(i: int) -> None:
-        http = apps[i % len(apps)].test_client()
-        barrier.wait()
-        response = http.post(f"/v1/games/{game_id}/actions", json={"action": action},
-                             headers=_kit.auth(tokens[seat], "the-same-key"))
-        results[i] = (response.status_code, response.headers.get("Idempotent-Replayed"), response.json)
-
-    threads = [threading.Thread(target=client_thread, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = _kit.all_at_once(apps, lambda http: http.post(f"/v1/games/{game_id}/actions", json={"action": action},
+                                                            headers=_kit.auth(tokens[seat], "the-same-key")), n)
     receipts = {str(body.get("receipt")) for status, _, body in results if status == 200}
     fresh = _kit.make_service(client).load(game_id)
     appended = len(_kit.command_events(service.store.read_raw(game_id)))
