@@ -62,28 +62,6 @@ def test_counts_unseen_higher_trumps():
     assert bot._survival(_view("AS", piles=(5, 5, 5)), 0) == 1.0
 
 
-def test_bids_up_to_its_equity_opening_at_the_holders_price():
-    legal = [{"type": "bid", "amount": {"min": 1, "max": 40}}, {"type": "pass"}]
-    base = {"phase": "bidding", "chips": [40] * 4, "dealer": 0, "players": 4,
-            "options": {"ante": 4, "dealer_ante": 6}, "auction": {"kind": "trump", "seller": 0}}
-    # many cards left: a mediocre card is worth little, and never more than 0.95 x its equity
-    view = dict(base, **_view("9H", piles=(3, 3, 3, 3)))
-    worth = bot.BUY_FACTOR * bot._survival(view, 2) * 18
-    action = bot.heuristic(view, legal, 2, random.Random(1))
-    assert action["type"] == "bid" and action["amount"] <= worth < 7
-    assert bot.heuristic(view, [{"type": "bid", "amount": {"min": 7, "max": 40}}, {"type": "pass"}], 2,
-                         random.Random(1)) == {"type": "pass"}
-    # the last card to turn, the ace already seen: the king is safe; a lone bidder opens at the
-    # price the holder accepts (0.9 x 18 = 16.2 -> 17), not at 1, which would be declined
-    view = dict(base, **_view("KH", revealed=["AH"], piles=(0, 0, 0, 1), pot=18))
-    assert bot.heuristic(view, legal, 2, random.Random(1)) == {"type": "bid", "amount": 17}
-    holder = dict(view, phase="close", auction={"kind": "trump", "seller": 0, "high_bid": 17, "high_bidder": 2})
-    assert bot.heuristic(holder, [{"type": "accept"}, {"type": "decline"}], 0, random.Random(1)) == {"type": "accept"}
-    # never above its own limit, nor into the chips kept for its next ante
-    poor = dict(view, chips=[40, 40, 12, 40])
-    assert bot.heuristic(poor, legal, 2, random.Random(1)) == {"type": "bid", "amount": 8}
-
-
 def test_heuristic_beats_random_players():
     games, wins = 200, 0
     for i in range(games):

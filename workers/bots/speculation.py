@@ -1,37 +1,49 @@
 """The `heuristic` level for Speculation (the card game), from the seat's view only.
 
-Strategy notes of the brief, made numeric:
-- Count the trumps above the best trump that nobody has seen (the turn-up and the revealed
-  cards are public), and how many face-down cards will still be turned (pile counts, the
-  dead hand). The chance that the best trump survives is the chance that none of those
-  higher trumps sits among the cards still to turn (the rest lie in the undealt stock):
-  a hypergeometric "none drawn".
-- The holder offers whenever the card is not nearly safe (offering costs nothing) and
-  accepts a bid worth at least 0.9 x its equity (survival chance x pot): a sure price
-  beats a risky wait.
-- A bidder values the card at 0.95 x its survival chance (as the holder, its own pile no
-  longer turned) times the pot, and keeps enough chips for its next ante. It opens at the
-  price a holder like itself would accept (0.9 x the holder's equity, computed from the
-  public view), capped by its own limit, rather than 1 over the high bid: a lone bidder
-  bidding the minimum is always declined. The buyer's limit and the seller's price are
-  thereby set to meet (the old limits, at most 0.7 x equity and half the pot against at
-  least 0.85 x equity, made 10 sales in 12,577 offers). The source's rule of thumb "no more
-  than half the pot, only when little remains to be turned" is carried by the survival
-  chance itself: a card with much left to turn is worth little.
-- Blind cards (variant): sold for any price above their small expected value, bought
-  only very cheaply.
+Nobody sees a face-down card, so every seat reads the same odds off the table; what differs
+between seats is what a chip is worth to each. The bot therefore prices every sale by the one
+thing that wins a session, its chance to finish with the most chips:
+
+- The deal's odds are exact, not sampled: with no further sale, who ends up holding the best
+  trump depends only on where the unseen higher trumps lie, and each card still to be turned
+  is, by symmetry, a uniform draw from the cards nobody has seen. `_deal_odds` walks the
+  rotation (the holder skipped, empty piles skipped, a higher trump making its revealer the
+  holder and freezing that pile) and returns every seat's chance to take the pot.
+- A sale changes who holds the card and moves chips. For the buyer it is worth what it adds
+  to its own chance to take the pot *less the chance it had anyway* from its own pile (which
+  freezes while it holds): the old bot valued the card at its survival chance alone and so
+  overpaid for every card it bought. For the seller it is the reverse (its pile is turned
+  again after the sale).
+- A chip is not worth the same to a leader and to a trailer: the session is winner-take-all.
+  `_session_chance` turns chip counts at the end of this deal into the chance of finishing
+  first, with the pots still to come going to a uniformly chosen seat. A leader sells a
+  risky card for a sure price; a trailer buys the chance it needs. A trade at its chip value
+  only lowers a seat's variance, and against players who bid up to a card's value that loses
+  sessions (a seat that sold at the chip value won 22.0% of 1,000 sessions against three
+  `bid-max-value` players, one that never traded 24.8%).
+
+Decisions: reveal whenever it may; as holder, offer (offering costs nothing) and accept a bid
+that raises its chance to win the session; as bidder, bid up to the highest price at which
+buying still raises its chance, opening at the lowest price the holder's own chance says it
+should accept (a lone bidder who opened at 1 was always declined) and otherwise raising by 1.
+It keeps the chips for its next ante. Blind cards (variant): sold for any price above their
+small expected value, bought only at half of it.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import Counter
+from functools import lru_cache
+from itertools import combinations_with_replacement
 
 RANKS = "23456789TJQKA"
 
-SAFE_ENOUGH = 0.95       # the holder keeps without offering above this survival chance
-SELL_FACTOR = 0.9        # the holder accepts a bid >= this x (survival chance x pot)
-BUY_FACTOR = 0.95        # a bidder pays at most this x (its survival chance as holder x pot)
+EXACT_FUTURES = 600      # above this many ways to share the remaining pots, sample them
+SAMPLED_FUTURES = 400
+SPREAD = 2.0             # chips x sqrt(deals left + 1): how far trades blur a chip count
+FUTURES_SEED = 18        # the samples are fixed: the same view always gives the same choice
 
 
 def _rank(code: str) -> int:
@@ -69,6 +81,171 @@ def _none_drawn(unseen: int, drawn: int, targets: int) -> float:
     return p
 
 
+# ----------------------------------------------------------------------------- the deal's odds
+
+@lru_cache(maxsize=100_000)
+def _rotation_odds(dead: int, cursor: int, sizes: tuple, holder: int, higher: int,
+                   unseen: int) -> tuple:
+    """Chance that each rotation index ends holding the best trump, if nobody sells again.
+
+    Rotation index 0 is left of the dealer; `dead` is the dead hand's index (or -1), which
+    holds without being skipped. `sizes` are the face-down piles by index, `higher` the unseen
+    trumps above the best one, `unseen` every card nobody has seen. The next card turned is a
+    uniform draw from the unseen cards: each higher trump with chance 1/unseen, and the j-th
+    lowest of them leaves `higher - j` above it.
+    """
+    length = len(sizes)
+    skip = -1 if holder == dead else holder
+    nxt = -1
+    for step in range(1, length + 1):
+        idx = (cursor + step) % length
+        if idx != skip and sizes[idx]:
+            nxt = idx
+            break
+    if nxt < 0:
+        return tuple(1.0 if i == holder else 0.0 for i in range(length))
+    after = sizes[:nxt] + (sizes[nxt] - 1,) + sizes[nxt + 1:]
+    odds = [0.0] * length
+    if unseen > higher:
+        miss = (unseen - higher) / unseen
+        for i, p in enumerate(_rotation_odds(dead, nxt, after, holder, higher, unseen - 1)):
+            odds[i] += miss * p
+    for j in range(1, higher + 1):
+        for i, p in enumerate(_rotation_odds(dead, nxt, after, nxt, higher - j, unseen - 1)):
+            odds[i] += p / unseen
+    return tuple(odds)
+
+
+def _deal_odds(view: dict, holder: int) -> list[float]:
+    """Each seat's chance to take this deal's pot if `holder` holds the best trump now and
+    nobody sells again; the last entry is the dead hand's (the pot carries over)."""
+    n, dealer = view["players"], view["dealer"]
+    has_dead = view.get("dead_hand") is not None
+    length = n + 1 if has_dead else n
+
+    def index(seat):
+        return n if seat is None else (seat - dealer - 1) % n
+
+    cursor = index(view["revealed"][-1]["by"]) if view["revealed"] else length - 1
+    sizes = [0] * length
+    for seat, count in enumerate(view["piles"]):
+        sizes[index(seat)] = count
+    if has_dead:
+        sizes[n] = view["dead_hand"]
+    higher, unseen = _higher_and_unseen(view)
+    odds = _rotation_odds(n if has_dead else -1, cursor, tuple(sizes), index(holder), higher, unseen)
+    by_seat = [0.0] * (n + 1)
+    for i, p in enumerate(odds):
+        by_seat[n if i == n else (dealer + 1 + i) % n] += p
+    return by_seat
+
+
+# ----------------------------------------------------------------------------- the session's odds
+
+@lru_cache(maxsize=None)
+def _futures(players: int, deals: int) -> tuple:
+    """The ways the pots of `deals` future deals can fall, as (pots won per seat, chance),
+    each pot to a uniformly chosen seat: every way when they are few, else fixed samples."""
+    if math.comb(deals + players - 1, players - 1) <= EXACT_FUTURES:
+        out = []
+        for combo in combinations_with_replacement(range(players), deals):
+            counts = Counter(combo)
+            ways = math.factorial(deals)
+            for k in counts.values():
+                ways //= math.factorial(k)
+            out.append((tuple(counts.get(s, 0) for s in range(players)), ways / players ** deals))
+        return tuple(out)
+    rng = random.Random(FUTURES_SEED)
+    drawn = Counter()
+    for _ in range(SAMPLED_FUTURES):
+        won = [0] * players
+        for _ in range(deals):
+            won[rng.randrange(players)] += 1
+        drawn[tuple(won)] += 1
+    return tuple((won, k / SAMPLED_FUTURES) for won, k in sorted(drawn.items()))
+
+
+@lru_cache(maxsize=200_000)
+def _session_chance(chips: tuple, deals_left: int, next_dealer: int, ante: int,
+                    dealer_ante: int, seat: int) -> float:
+    """`seat`'s chance to finish with the most chips (a tie shares the win) from `chips` at
+    the end of this deal, with `deals_left` deals to come."""
+    n = len(chips)
+    base = list(chips)
+    for j in range(deals_left):
+        dealer = (next_dealer + j) % n
+        for s in range(n):
+            base[s] -= dealer_ante if s == dealer else ante
+    pot = dealer_ante + (n - 1) * ante
+    scale = SPREAD * math.sqrt(deals_left + 1)
+    chance = 0.0
+    for won, p in _futures(n, deals_left):
+        mine = base[seat] + pot * won[seat]
+        beats = 1.0
+        for s in range(n):
+            if s != seat:
+                beats /= 1.0 + math.exp((base[s] + pot * won[s] - mine) / scale)
+        chance += p * beats
+    return chance
+
+
+def _win_chance(view: dict, seat: int, holder: int, paid: int = 0, buyer: int | None = None) -> float:
+    """`seat`'s chance to win the session if `holder` holds the best trump now, after `buyer`
+    (if any) paid `paid` chips for it to the current holder."""
+    n = view["players"]
+    chips = list(view["chips"])
+    if buyer is not None:
+        chips[buyer] -= paid
+        chips[view["auction"]["seller"]] += paid
+    opts = view["options"]
+    deals_left = max(0, view["deals"] - view["deal"])
+    next_dealer = (view["dealer"] + 1) % n
+    pot = view["pot"]
+    total = 0.0
+    for winner, p in enumerate(_deal_odds(view, holder)):
+        if p > 0.0:
+            after = list(chips)
+            if winner < n:
+                after[winner] += pot
+            total += p * _session_chance(tuple(after), deals_left, next_dealer, opts["ante"],
+                                         opts["dealer_ante"], seat)
+    return total
+
+
+def _buyer_limit(view: dict, buyer: int, cap: int) -> int:
+    """The highest price (at most `cap`) at which buying still raises the buyer's chance to
+    win the session (0: none). The chance falls as the price rises: a binary search."""
+    seller = view["auction"]["seller"]
+    without = _win_chance(view, buyer, seller)
+
+    def worth(price):
+        return _win_chance(view, buyer, buyer, price, buyer) > without
+
+    if cap < 1 or not worth(1):
+        return 0
+    low, high = 1, cap
+    while low < high:
+        mid = (low + high + 1) // 2
+        if worth(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _seller_ask(view: dict, buyer: int, limit: int) -> int | None:
+    """The lowest price up to `limit` that raises the seller's own chance to win the session,
+    were `buyer` to pay it (None: none does)."""
+    seller = view["auction"]["seller"]
+    keep = _win_chance(view, seller, seller)
+    for price in range(1, limit + 1):
+        if _win_chance(view, seller, buyer, price, buyer) > keep:
+            return price
+    return None
+
+
+# ----------------------------------------------------------------------------- blind cards (variant)
+
 def _blind_card_value(view: dict) -> float:
     """A rough value of one unseen face-down card: the chance it is a higher trump, times a
     fair share of the pot (it still has to survive later reveals)."""
@@ -92,43 +269,46 @@ def _reserve(view: dict, seat: int) -> int:
     return opts["dealer_ante"] if seat == next_dealer else opts["ante"]
 
 
+def _blind(view: dict, legal: list[dict], seat: int, types: set) -> dict:
+    auction = view["auction"]
+    if "accept" in types:
+        return {"type": "accept"} if auction["high_bid"] >= _blind_card_value(view) else {"type": "decline"}
+    template = _pick(legal, "bid")
+    low, high = template["amount"]["min"], template["amount"]["max"]
+    limit = min(int(0.5 * _blind_card_value(view)), view["chips"][seat] - _reserve(view, seat), high)
+    return {"type": "bid", "amount": low} if low <= limit else {"type": "pass"}
+
+
+# ----------------------------------------------------------------------------- the policy
+
 def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
     types = {a["type"] for a in legal_actions}
-    pot = view["pot"]
 
     if "reveal" in types:
         return {"type": "reveal"}
-
-    if "offer" in types:  # the holder's sale decision
-        if _survival(view, seat) >= SAFE_ENOUGH:
-            return {"type": "keep"}
+    if "offer" in types:          # the holder's sale decision: an offer commits to nothing
         return {"type": "offer"}
 
     auction = view.get("auction") or {}
+    if auction.get("kind") == "blind" and types & {"accept", "bid"}:
+        return _blind(view, legal_actions, seat, types)
+
     if "accept" in types:
-        high = auction.get("high_bid", 0)
-        if auction.get("kind") == "blind":
-            worth = _blind_card_value(view)
-        else:
-            worth = SELL_FACTOR * _survival(view, seat) * pot
-        return {"type": "accept"} if high >= worth else {"type": "decline"}
+        buyer, price = auction["high_bidder"], auction["high_bid"]
+        sell = _win_chance(view, seat, buyer, price, buyer)
+        return {"type": "accept"} if sell > _win_chance(view, seat, seat) else {"type": "decline"}
 
     if "bid" in types:
         template = _pick(legal_actions, "bid")
         low, high = template["amount"]["min"], template["amount"]["max"]
-        if auction.get("kind") == "blind":
-            limit, ask = 0.5 * _blind_card_value(view), 0.0
-        else:
-            limit = BUY_FACTOR * _survival(view, seat) * pot       # if this seat held the card
-            # what the holder is likely to accept: its own equity in the card, as its
-            # survival (its pile skipped) x pot, times the factor a heuristic holder uses
-            ask = SELL_FACTOR * _survival(view, auction.get("seller")) * pot
-        limit = min(int(limit), view["chips"][seat] - _reserve(view, seat), high)
-        if low <= limit:
-            # open at the holder's likely price (not 1 over the high bid: a lone bidder
-            # bidding the minimum is always declined), never above its own limit
-            return {"type": "bid", "amount": max(low, min(limit, math.ceil(ask)))}
-        return {"type": "pass"}
+        cap = min(high, view["chips"][seat] - _reserve(view, seat))
+        limit = _buyer_limit(view, seat, cap) if low <= cap else 0
+        if low > limit:
+            return {"type": "pass"}
+        # open where the holder's own odds say it should accept (a lone bidder's bid is final),
+        # else raise by one: the price rises only as far as a rival pushes it
+        ask = _seller_ask(view, seat, limit)
+        return {"type": "bid", "amount": max(low, ask if ask is not None else limit)}
 
     if "offer_blind" in types:
         return {"type": "offer_blind"}
