@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import fakeredis
 import secrets
+import time
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -42,6 +43,17 @@ def settings(overrides: Optional[dict] = None) -> dict:
     return out
 
 
+class _CheckedConnection(redis.Connection):
+    """A connection whose health check starts counting when it is made: a brand-new one need
+    not PING before its first command. (redis-py checks a new connection at once, and with a
+    frozen server the PING's timeout, retried, doubled the wait before the 503: 6.3 s on a
+    fresh worker against 3.1 s on a warm one.)"""
+
+    def connect(self, *args, **kwargs):
+        self.next_health_check = time.monotonic() + self.health_check_interval
+        super().connect(*args, **kwargs)
+
+
 def build_backend(config: dict) -> Backend:
     url = config.get("REDIS_URL")
     if not url:
@@ -53,7 +65,7 @@ def build_backend(config: dict) -> Backend:
     # Bounded waits on Redis: a frozen or absent server fails a command within seconds (the
     # API answers 503 with Retry-After), and a dropped connection is retried once with backoff.
     bounded = dict(socket_timeout=float(config.get("REDIS_SOCKET_TIMEOUT") or 1.5), socket_connect_timeout=1.0,
-                   retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
+                   connection_class=_CheckedConnection, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
                    retry_on_error=[redis.exceptions.ConnectionError], health_check_interval=30)
     pool = redis.BlockingConnectionPool.from_url(url, max_connections=int(config.get("REDIS_MAX_CONNECTIONS") or 64),
                                                  timeout=2, **bounded)
