@@ -20,6 +20,7 @@ import pytest
 from events.randomness import Draws
 from ops.tournament.strategies import OUTSIDE
 from projections.registry import get_game
+from tests.gamekit import seed_for
 from workers.bots import speculation as bot
 from workers.bots import study
 from workers.bots.study import play_session, session_seed
@@ -102,7 +103,19 @@ def test_the_deals_odds_worked_by_hand():
     assert again[0] > odds[0] and again[1] < odds[1] and again[2] < odds[2]
 
 
-def _reveal_only(state, seed, tag):
+def test_the_odds_count_the_unseen_higher_trumps():
+    # the source: a queen with most of the deck to turn is likely beaten; with few cards left it
+    # is nearly safe; once the king and ace are seen it is safe, and so is the ace
+    queen = dict(turn_up="QH", best_trump="QH")
+    early = bot._deal_odds(_view(**queen, piles=[3, 3, 3, 3]), 0)[0]
+    late = bot._deal_odds(_view(**queen, piles=[0, 0, 0, 1]), 0)[0]
+    assert early < 0.75 < 0.95 < late
+    seen = [{"card": "KH", "by": 1, "owner": 1}, {"card": "AH", "by": 2, "owner": 2}]
+    assert bot._deal_odds(_view(**queen, revealed=seen, piles=[3, 2, 2, 3]), 0)[0] == 1.0
+    assert bot._deal_odds(_view(turn_up="AS", best_trump="AS", trump="S", piles=[3, 3, 3, 3]), 0)[0] == 1.0
+
+
+def _reveal_only(state, seed):
     """Play the deal to its end with reveals only (every holder keeps): the winner's seat."""
     deals = len(state.history)
     version = 0
@@ -111,7 +124,7 @@ def _reveal_only(state, seed, tag):
         kinds = {a["type"] for a in GAME.legal_actions(state, seat)}
         action = {"type": "reveal" if "reveal" in kinds else "keep"}
         version += 1
-        for event in GAME.decide(state, seat, action, Draws(seed, f"{tag}-{version}")):
+        for event in GAME.decide(state, seat, action, Draws(seed, f"v{version}")):
             state = GAME.evolve(state, event)
     return state.history[deals][2]      # (an ace turned up next may end the next deal too)
 
@@ -121,12 +134,12 @@ def test_the_deals_odds_match_the_rules_played_out():
     out by the rules with nobody selling, and count who takes the pot."""
     states = []
 
-    def keep_reveals(state, seat, view, legal, action):
+    def collect(state, seat, view, legal, action):
         if view["phase"] == "reveal" and view["revealed"] and len(states) < 3 and len(view["revealed"]) % 3 == 1:
             states.append((state, view))
 
     play_session(GAME, 4, session_seed("deal-odds", "speculation", 4, 0), "deal-odds", ["baseline"] * 4,
-                 observer=keep_reveals)
+                 observer=collect)
     assert len(states) == 3
     rng = random.Random(7)
     trials = 3000
@@ -141,7 +154,7 @@ def test_the_deals_odds_match_the_rules_played_out():
             for size in sizes:
                 piles.append(tuple(cards[at:at + size]))
                 at += size
-            wins[_reveal_only(replace(state, piles=tuple(piles)), session_seed("odds", t, 0, 0), "x")] += 1
+            wins[_reveal_only(replace(state, piles=tuple(piles)), seed_for(t))] += 1
         odds = bot._deal_odds(view, view["holder"])
         for seat in range(4):
             assert wins[seat] / trials == pytest.approx(odds[seat], abs=0.03), (seat, view["revealed"])
@@ -172,17 +185,18 @@ def test_a_trailer_keeps_the_card_it_needs_on_the_last_deal():
     # seat 0 trails (20 against 36) and holds a queen that survives 92% of the time: the pot
     # wins it the session; 15 chips leave it at 35, behind everyone
     view = _closing(_view(**LAST_DEAL, chips=[20, 36, 36, 36], piles=[2, 1, 1, 0]), 15, 1)
-    assert bot._survival(view, 0) > 0.9 and 15 >= 0.9 * bot._survival(view, 0) * view["pot"]
-    assert bot.heuristic(view, CLOSE, 0, random.Random(1)) == {"type": "decline"}   # the old bot sold
+    assert bot._deal_odds(view, 0)[0] > 0.92
+    # the old bot sold for 0.9 x its survival chance (0.92) x the pot: 14.9 chips
+    assert bot.heuristic(view, CLOSE, 0, random.Random(1)) == {"type": "decline"}
 
 
 def test_a_leader_takes_a_price_that_wins_the_session():
     # seat 0 leads (40 against 30) with a queen that survives 96% of the time; 10 chips from
     # seat 1 put it out of everyone's reach, whoever takes the pot
     view = _closing(_view(**LAST_DEAL, chips=[40, 30, 30, 30], piles=[1, 1, 0, 0]), 10, 1)
-    assert 10 < 0.9 * bot._survival(view, 0) * view["pot"]
-    assert bot._win_chance(view, 0, 1, 10, 1) > 0.99 > bot._win_chance(view, 0, 0)
-    assert bot.heuristic(view, CLOSE, 0, random.Random(1)) == {"type": "accept"}    # the old bot refused
+    assert bot._win_chance(view, 0, 1, 10) > 0.99 > bot._win_chance(view, 0)
+    # the old bot refused anything under 0.9 x its survival chance (0.96) x the pot: 15.6 chips
+    assert bot.heuristic(view, CLOSE, 0, random.Random(1)) == {"type": "accept"}
 
 
 def test_the_heuristic_holds_its_share_against_bid_max_value_players():

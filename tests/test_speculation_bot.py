@@ -45,23 +45,6 @@ def test_heuristic_returns_only_legal_actions():
         play(900 + i, seats, options, heuristic_seats=set(range(0, seats, 2)), check=True)
 
 
-def _view(best, revealed=(), piles=(3, 3, 3, 3), dead=None, pot=18):
-    return {"trump": best[1], "turn_up": best, "best_trump": best, "pot": pot,
-            "revealed": [{"card": c, "by": 1, "owner": 1} for c in revealed],
-            "piles": list(piles), "dead_hand": dead}
-
-
-def test_counts_unseen_higher_trumps():
-    # a queen with most of the deck to turn is at risk; with few cards left it is nearly safe
-    early = bot._survival(_view("QH", piles=(8, 8, 8, 8)), holder=0)
-    late = bot._survival(_view("QH", piles=(0, 1, 0, 0)), holder=0)
-    assert early < 0.6 < 0.95 < late
-    # once the king and ace are seen the queen is safe
-    assert bot._survival(_view("QH", revealed=["KH", "AH"], piles=(8, 8, 8, 8)), 0) == 1.0
-    # the ace is always safe
-    assert bot._survival(_view("AS", piles=(5, 5, 5)), 0) == 1.0
-
-
 def test_heuristic_beats_random_players():
     games, wins = 200, 0
     for i in range(games):

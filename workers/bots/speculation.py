@@ -38,6 +38,8 @@ from collections import Counter
 from functools import lru_cache
 from itertools import combinations_with_replacement
 
+from projections.templates import fill_template
+
 RANKS = "23456789TJQKA"
 
 EXACT_FUTURES = 600      # above this many ways to share the remaining pots, sample them
@@ -59,31 +61,9 @@ def _higher_and_unseen(view: dict) -> tuple[int, int]:
     return higher, 52 - len(seen)
 
 
-def _survival(view: dict, holder: int | None) -> float:
-    """Chance that no higher trump is turned from now on if `holder` holds the best trump."""
-    if view["best_trump"] is None:
-        return 0.0
-    higher, unseen = _higher_and_unseen(view)
-    to_turn = sum(c for s, c in enumerate(view["piles"]) if s != holder)
-    to_turn += view["dead_hand"] or 0
-    return _none_drawn(unseen, to_turn, higher)
-
-
-def _none_drawn(unseen: int, drawn: int, targets: int) -> float:
-    """P(none of `targets` special cards among `drawn` cards taken from `unseen`)."""
-    if targets == 0 or drawn <= 0:
-        return 1.0
-    if unseen - drawn < targets:
-        return 0.0
-    p = 1.0
-    for i in range(targets):
-        p *= (unseen - drawn - i) / (unseen - i)
-    return p
-
-
 # ----------------------------------------------------------------------------- the deal's odds
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=50_000)
 def _rotation_odds(dead: int, cursor: int, sizes: tuple, holder: int, higher: int,
                    unseen: int) -> tuple:
     """Chance that each rotation index ends holding the best trump, if nobody sells again.
@@ -165,7 +145,7 @@ def _futures(players: int, deals: int) -> tuple:
     return tuple((won, k / SAMPLED_FUTURES) for won, k in sorted(drawn.items()))
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=50_000)
 def _session_chance(chips: tuple, deals_left: int, next_dealer: int, ante: int,
                     dealer_ante: int, seat: int) -> float:
     """`seat`'s chance to finish with the most chips (a tie shares the win) from `chips` at
@@ -189,20 +169,21 @@ def _session_chance(chips: tuple, deals_left: int, next_dealer: int, ante: int,
     return chance
 
 
-def _win_chance(view: dict, seat: int, holder: int, paid: int = 0, buyer: int | None = None) -> float:
-    """`seat`'s chance to win the session if `holder` holds the best trump now, after `buyer`
-    (if any) paid `paid` chips for it to the current holder."""
+def _win_chance(view: dict, seat: int, buyer: int | None = None, price: int = 0) -> float:
+    """`seat`'s chance to win the session if the holder keeps the card (`buyer` None) or sells
+    it to `buyer` for `price`."""
     n = view["players"]
+    seller = view["auction"]["seller"]
     chips = list(view["chips"])
     if buyer is not None:
-        chips[buyer] -= paid
-        chips[view["auction"]["seller"]] += paid
+        chips[buyer] -= price
+        chips[seller] += price
     opts = view["options"]
     deals_left = max(0, view["deals"] - view["deal"])
     next_dealer = (view["dealer"] + 1) % n
     pot = view["pot"]
     total = 0.0
-    for winner, p in enumerate(_deal_odds(view, holder)):
+    for winner, p in enumerate(_deal_odds(view, seller if buyer is None else buyer)):
         if p > 0.0:
             after = list(chips)
             if winner < n:
@@ -212,36 +193,36 @@ def _win_chance(view: dict, seat: int, holder: int, paid: int = 0, buyer: int | 
     return total
 
 
+def _first_true(low: int, high: int, test) -> int | None:
+    """The smallest price in [low, high] for which `test` holds, `test` being false below some
+    price and true from it on (None: true nowhere)."""
+    if low > high or not test(high):
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        if test(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
 def _buyer_limit(view: dict, buyer: int, cap: int) -> int:
     """The highest price (at most `cap`) at which buying still raises the buyer's chance to
-    win the session (0: none). The chance falls as the price rises: a binary search."""
-    seller = view["auction"]["seller"]
-    without = _win_chance(view, buyer, seller)
-
-    def worth(price):
-        return _win_chance(view, buyer, buyer, price, buyer) > without
-
-    if cap < 1 or not worth(1):
+    win the session (0: none); the chance falls as the price rises."""
+    if cap < 1:
         return 0
-    low, high = 1, cap
-    while low < high:
-        mid = (low + high + 1) // 2
-        if worth(mid):
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    without = _win_chance(view, buyer)
+    too_dear = _first_true(1, cap, lambda price: _win_chance(view, buyer, buyer, price) <= without)
+    return cap if too_dear is None else too_dear - 1
 
 
 def _seller_ask(view: dict, buyer: int, limit: int) -> int | None:
     """The lowest price up to `limit` that raises the seller's own chance to win the session,
-    were `buyer` to pay it (None: none does)."""
+    were `buyer` to pay it (None: none does); the chance rises with the price."""
     seller = view["auction"]["seller"]
-    keep = _win_chance(view, seller, seller)
-    for price in range(1, limit + 1):
-        if _win_chance(view, seller, buyer, price, buyer) > keep:
-            return price
-    return None
+    keep = _win_chance(view, seller)
+    return _first_true(1, limit, lambda price: _win_chance(view, seller, buyer, price) > keep)
 
 
 # ----------------------------------------------------------------------------- blind cards (variant)
@@ -294,9 +275,8 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
         return _blind(view, legal_actions, seat, types)
 
     if "accept" in types:
-        buyer, price = auction["high_bidder"], auction["high_bid"]
-        sell = _win_chance(view, seat, buyer, price, buyer)
-        return {"type": "accept"} if sell > _win_chance(view, seat, seat) else {"type": "decline"}
+        sell = _win_chance(view, seat, auction["high_bidder"], auction["high_bid"])
+        return {"type": "accept"} if sell > _win_chance(view, seat) else {"type": "decline"}
 
     if "bid" in types:
         template = _pick(legal_actions, "bid")
@@ -313,6 +293,4 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     if "offer_blind" in types:
         return {"type": "offer_blind"}
 
-    action = rng.choice(legal_actions)
-    return {k: (rng.randint(v["min"], v["max"]) if isinstance(v, dict) else v)
-            for k, v in action.items()}
+    return fill_template(rng.choice(legal_actions), rng)
