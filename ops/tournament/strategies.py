@@ -43,35 +43,37 @@ def _equity(view: dict) -> float:
     return (1 - higher / unseen) ** to_turn * view["pot"]
 
 
-def _speculation_value_trader(jump: bool) -> Policy:
+def _trade_at_equity(view, legal, rng, jump: bool) -> dict:
     """A trader at the card's equity: as holder always offers and accepts any bid of at least
     the equity; as bidder bids up to the equity, 1 over the high bid (`jump`: all of it at
     once); reveals when it must."""
-    def trade(view, legal, seat, rng):
-        kinds = {a["type"] for a in legal}
-        if "reveal" in kinds:
-            return {"type": "reveal"}
-        if "offer" in kinds:
-            return {"type": "offer"}
-        if "accept" in kinds:
-            return {"type": "accept"} if view["auction"]["high_bid"] >= _equity(view) else {"type": "decline"}
-        if "bid" in kinds:
-            bid = _first(legal, "bid")
-            low, high = bid["amount"]["min"], bid["amount"]["max"]
-            top = min(high, _equity(view))
-            if low > top:
-                return {"type": "pass"}
-            return {"type": "bid", "amount": int(top) if jump else low}
-        if "keep_blind" in kinds:
-            return {"type": "keep_blind"}
-        return fill_template(rng.choice(legal), rng)
-    return trade
+    kinds = {a["type"] for a in legal}
+    if "reveal" in kinds:
+        return {"type": "reveal"}
+    if "offer" in kinds:
+        return {"type": "offer"}
+    if "accept" in kinds:
+        return {"type": "accept"} if view["auction"]["high_bid"] >= _equity(view) else {"type": "decline"}
+    if "bid" in kinds:
+        bid = _first(legal, "bid")
+        low, high = bid["amount"]["min"], bid["amount"]["max"]
+        top = min(high, _equity(view))
+        if low > top:
+            return {"type": "pass"}
+        return {"type": "bid", "amount": int(top) if jump else low}
+    if "keep_blind" in kinds:
+        return {"type": "keep_blind"}
+    return fill_template(rng.choice(legal), rng)
 
 
-speculation_bid_max_value = _speculation_value_trader(jump=False)
-speculation_bid_max_value.__doc__ = "Bids 1 over the high bid up to the card's full equity; sells at the equity."
-speculation_jump_bid = _speculation_value_trader(jump=True)
-speculation_jump_bid.__doc__ = "Bids the card's full equity at once; sells at the equity."
+def speculation_bid_max_value(view, legal, seat, rng):
+    """Bids 1 over the high bid up to the card's full equity; sells at the equity."""
+    return _trade_at_equity(view, legal, rng, jump=False)
+
+
+def speculation_jump_bid(view, legal, seat, rng):
+    """Bids the card's full equity at once; sells at the equity."""
+    return _trade_at_equity(view, legal, rng, jump=True)
 
 
 def speculation_always_sell(view, legal, seat, rng):
