@@ -156,6 +156,25 @@ class _Model:
         return self.utility(self.leads()) - start
 
 
+def _lot_worth(view: dict, seat: int, lot: list[str]) -> float:
+    """A lot's worth to the seat. The board does not change while a lot is auctioned, only
+    the bids do, so the worth is remembered by (board, seat, lot): every bid of an auction
+    (and a search's many visits to one auction) reads it once."""
+    key = (seat, tuple(s["colour"] for s in view["seats"]), view.get("auction_number"),
+           view.get("auctions_total"), tuple(lot),
+           tuple((d["name"], d["value"], tuple(d["parks"]), d["sold"], d["colour"], tuple(sorted(d["cubes"].items()))) for d in view["districts"]))
+    worth = _WORTHS.get(key)
+    if worth is None:
+        if len(_WORTHS) >= _WORTHS_KEPT:
+            _WORTHS.clear()
+        worth = _WORTHS[key] = _Model(view, seat).lot_worth(lot)
+    return worth
+
+
+_WORTHS: dict = {}
+_WORTHS_KEPT = 50_000
+
+
 def _choose_start(view: dict, seat: int) -> int:
     mine = view["seats"][seat]["colour"]
     spaces = view["spaces"]
@@ -195,7 +214,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     others_in = [s for s in range(len(passed)) if s != seat and not passed[s]]
     if high == 0 and not others_in and view.get("active") == seat:
         return pass_action                      # nobody bid: the lot is mine for free
-    worth = _Model(view, seat).lot_worth(auction["lot"])
+    worth = _lot_worth(view, seat, auction["lot"])
     limit = int(worth * WORTH_FACTOR) - BID_MARGIN
     want = high + 1
     if want > limit:
