@@ -1,0 +1,136 @@
+"""The generic information-set MCTS (workers/bots/search/core.py) on the test-only secret duel:
+each seat holds a secret card (1-9, dealt without replacement) and bets 0-3 at once; the
+highest card + bet takes every other seat's bet."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from events.randomness import Draws
+from projections.templates import matches
+from tests import toygame
+from workers.bots import random_bot
+from workers.bots.search.budget import Budget
+from workers.bots.search.core import FastDraws, GameSearch, Search, candidate_moves, search
+
+
+def duel_determinize(view: dict, seat: int, rng: random.Random) -> toygame.State:
+    """The others' cards from the eight the seat does not hold; a bet already made, any."""
+    players = len(view["chips"])
+    others = rng.sample([c for c in range(1, 10) if c != view["my_card"]], players - 1)
+    cards = others[:seat] + [view["my_card"]] + others[seat:]
+    bets = tuple(view["my_bet"] if s == seat else (rng.randint(0, 3) if made else None)
+                 for s, made in enumerate(view["has_bet"]))
+    return toygame.State(seats=players, rounds=1, round=view["round"], cards=tuple(cards), bets=bets,
+                         chips=tuple(view["chips"]))
+
+
+def duel_evaluate(state: toygame.State) -> list[float]:
+    winners = toygame.result(state)["winners"]
+    return [1 / len(winners) if s in winners else 0.0 for s in range(state.seats)]
+
+
+DUEL = GameSearch(game=toygame, determinize=duel_determinize, evaluate=duel_evaluate,
+                  heuristic=random_bot.choose, rollout_moves=4)
+
+
+def duel(card: int, players: int = 3, seat: int = 0):
+    """A one-round duel in which `seat` holds `card` and nobody has bet."""
+    state = toygame.new_state({"rounds": 1}, players)
+    for event in toygame.start(state, Draws("ab" * 32)):
+        state = toygame.evolve(state, event)
+    cards = list(state.cards)
+    if cards[seat] != card:
+        other = cards.index(card) if card in cards else None
+        if other is not None:
+            cards[other] = cards[seat]
+        cards[seat] = card
+    return toygame.State(seats=players, rounds=1, cards=tuple(cards), bets=(None,) * players,
+                         chips=state.chips)
+
+
+def play(state, seat: int, iterations: int = 300, seed: int = 7, time_ms: float = 10_000):
+    view = toygame.view(state, seat)
+    legal = toygame.legal_actions(state, seat)
+    return search(DUEL, view, legal, seat, random.Random(seed), Budget(iterations, time_ms))
+
+
+def test_candidates_spread_a_range_with_the_heuristic_move_first():
+    legal = [{"type": "bid", "amount": {"min": 3, "max": 40}}, {"type": "pass"}]
+    moves = candidate_moves(legal, {"type": "bid", "amount": 17}, points=5)
+    assert moves[0] == {"type": "bid", "amount": 17}
+    assert [m.get("amount") for m in moves[1:]] == [3, 12, 21, 31, 40, None]
+    assert all(matches(m, legal) for m in moves)
+    small = candidate_moves([{"type": "bet", "amount": {"min": 0, "max": 3}}], None)
+    assert [m["amount"] for m in small] == [0, 1, 2, 3]
+    # a hint the legal actions do not allow is not searched
+    assert candidate_moves([{"type": "pass"}], {"type": "bid", "amount": 1}) == [{"type": "pass"}]
+
+
+def visits_by_bet(stats) -> dict:
+    return {dict(key)["amount"]: n for key, n in stats.visits.items()}
+
+
+def test_search_bets_nothing_on_the_lowest_card():
+    """With a 1 every bet loses (a bet of 0 loses nothing): 0 is played and searched most."""
+    move, stats = play(duel(1), 0, iterations=400)
+    assert move == {"type": "bet", "amount": 0}, stats.visits
+    assert stats.iterations == 400 and stats.root_moves == 4
+    visits = visits_by_bet(stats)
+    assert visits[0] == max(visits.values())
+
+
+def test_search_bets_on_the_top_card():
+    """With a 9 any bet of 1 or more almost surely takes the others' bets; 0 can lose."""
+    move, stats = play(duel(9), 0, iterations=400)
+    assert move["amount"] > 0, stats.visits
+    visits = visits_by_bet(stats)
+    assert visits[0] == min(visits.values())
+
+
+def test_a_fixed_iteration_count_is_reproducible_from_the_rng():
+    a = play(duel(6), 0, iterations=200, seed=11)
+    b = play(duel(6), 0, iterations=200, seed=11)
+    assert a[0] == b[0] and a[1].visits == b[1].visits
+    c = play(duel(6), 0, iterations=200, seed=12)
+    assert c[1].visits != a[1].visits    # another bot rng, another search
+
+
+def test_the_time_cap_cuts_the_search():
+    started = time.perf_counter()
+    move, stats = play(duel(5), 0, iterations=10 ** 7, time_ms=30)
+    elapsed = time.perf_counter() - started
+    assert stats.cut_by_time and 0 < stats.iterations < 10 ** 7
+    assert elapsed < 0.5
+    assert matches(move, toygame.legal_actions(duel(5), 0))
+
+
+def test_a_single_legal_move_is_played_without_searching():
+    state = duel(4)
+    spec = DUEL
+    view = toygame.view(state, 0)
+    move, stats = Search(spec, view, 0, random.Random(1), Budget(500, 1000)).run([{"type": "bet", "amount": 2}])
+    assert move == {"type": "bet", "amount": 2} and stats.iterations == 0
+
+
+def test_the_search_reads_the_view_only():
+    """Two worlds that differ only in the other seats' cards give the same move and tree."""
+    state = duel(7, players=3)
+    swapped = toygame.State(seats=3, rounds=1, cards=(7, state.cards[2], state.cards[1]),
+                            bets=state.bets, chips=state.chips)
+    assert toygame.view(state, 0) == toygame.view(swapped, 0)
+    a, b = play(state, 0, iterations=150), play(swapped, 0, iterations=150)
+    assert a[0] == b[0] and a[1].visits == b[1].visits
+
+
+def test_fast_draws_have_the_rules_interface():
+    draws = FastDraws(random.Random(3))
+    assert 0 <= draws.below("x", 5) < 5
+    assert 2 <= draws.randint("x", 2, 4) <= 4
+    assert draws.choice("x", "abc") in "abc"
+    assert sorted(draws.shuffle("x", [3, 1, 2])) == [1, 2, 3]
+    with pytest.raises(ValueError):
+        draws.below("x", 0)

@@ -1,0 +1,56 @@
+"""The `search` level: information-set Monte Carlo tree search over sampled worlds.
+
+Per game, `workers/bots/search/<game>.py` gives `determinize(view, seat, rng)` (a full state
+sampled from the view alone) and `evaluate(state)` (each seat's win chance at a leaf); the
+fixed heuristic (`workers/bots/<game>.py`) plays the rollouts and gives the prior.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import random
+
+from .budget import Budget
+from .core import GameSearch, search
+
+# Per game: the default iterations per move, the rollout's length (heuristic decisions
+# after the tree, before the evaluator) and how many standard errors a move must gain over
+# the heuristic's own to replace it. Chosen by short matches against three heuristics
+# (docs/bots.md); what one iteration costs differs tenfold between the games.
+SETTINGS = {
+    "big-shot": {"iterations": 24, "rollout_moves": 16, "confidence": 2.0},
+    "spekulation": {"iterations": 40, "rollout_moves": 4, "confidence": 1.0},
+    "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0},
+    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 2.0},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def game_search(game_type: str) -> GameSearch:
+    from projections.registry import get_game
+
+    name = game_type.replace("-", "_")
+    sampler = importlib.import_module(f"workers.bots.search.{name}")
+    heuristic = importlib.import_module(f"workers.bots.{name}").heuristic
+    settings = SETTINGS.get(game_type, {})
+    return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
+                      heuristic=heuristic, rollout_moves=settings.get("rollout_moves", 4),
+                      confidence=settings.get("confidence", 1.0))
+
+
+def default_iterations(game_type: str) -> int:
+    return SETTINGS.get(game_type, {}).get("iterations", 40)
+
+
+def policy(game_type: str, budget: Budget = Budget()):
+    """The search policy of a game, `(view, legal_actions, seat, rng) -> action`."""
+    spec = game_search(game_type)
+    if budget.iterations is None:
+        budget = Budget(default_iterations(game_type), budget.time_ms)
+
+    def choose(view: dict, legal_actions: list, seat: int, rng: random.Random) -> dict:
+        return search(spec, view, legal_actions, seat, rng, budget)[0]
+
+    choose.budget = budget
+    return choose

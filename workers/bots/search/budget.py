@@ -1,0 +1,66 @@
+"""A search's budget: iterations per move, cut by a time cap, within the service's limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+DEFAULT_TIME_MS = 200
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Iterations per move (None: the game's default, `workers.bots.search.SETTINGS`), cut
+    by a time cap (milliseconds)."""
+
+    iterations: Optional[int] = None
+    time_ms: float = DEFAULT_TIME_MS
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The most a client may ask of one search move (the service's configuration)."""
+
+    max_iterations: int = 20_000
+    max_time_ms: float = DEFAULT_TIME_MS
+
+
+class BudgetError(ValueError):
+    """A budget a client may not ask for; `field` names the offending field."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+def check_budget(budget: Optional[dict], limits: SearchLimits) -> dict:
+    """A client's budget, checked: a JSON object with optional `iterations` (an integer from
+    1 to the limit) and `time_ms` (a number above 0, at most the limit). Returns it as given."""
+    if budget is None:
+        return {}
+    if not isinstance(budget, dict):
+        raise BudgetError("budget must be an object with iterations and/or time_ms", "budget")
+    for name in budget:
+        if name not in ("iterations", "time_ms"):
+            raise BudgetError(f"unexpected field {name!r} in budget (iterations, time_ms)", f"budget.{name}")
+    iterations = budget.get("iterations")
+    if iterations is not None:
+        if type(iterations) is not int or not 1 <= iterations <= limits.max_iterations:
+            raise BudgetError(f"budget.iterations must be an integer from 1 to {limits.max_iterations}",
+                              "budget.iterations")
+    time_ms = budget.get("time_ms")
+    if time_ms is not None:
+        if type(time_ms) not in (int, float) or not 0 < time_ms <= limits.max_time_ms:
+            raise BudgetError(f"budget.time_ms must be a number above 0 and at most {limits.max_time_ms:g}",
+                              "budget.time_ms")
+    return dict(budget)
+
+
+def budget_from(budget: Optional[dict], limits: SearchLimits = SearchLimits()) -> Budget:
+    """The budget to search with: the defaults where the client gave none, never above the
+    limits (a budget stored with a game is clamped again, should the limits have shrunk)."""
+    budget = budget or {}
+    iterations = budget.get("iterations")
+    time_ms = budget.get("time_ms") or min(DEFAULT_TIME_MS, limits.max_time_ms)
+    return Budget(iterations=None if iterations is None else max(1, min(int(iterations), limits.max_iterations)),
+                  time_ms=min(float(time_ms), limits.max_time_ms))

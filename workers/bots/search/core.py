@@ -1,0 +1,308 @@
+"""Single-observer information-set MCTS (SO-ISMCTS; Cowling, Powley and Whitehouse 2012).
+
+One tree over the searching seat's information sets. Each iteration samples a world the
+seat cannot tell from the real one (the game's `determinize(view, seat, rng)`: the view
+only, never the state), walks the tree in that world, choosing at every node among the
+moves available in it (ISUCT: the exploration term counts how often a move was
+*available*, not how often its parent was visited), adds one node, plays a short rollout
+with the fixed heuristic for every seat and scores the leaf with the game's
+`evaluate(state)`, one win chance per seat. Each node's edge keeps the reward of the seat
+that moved along it, so every seat's choices in the tree are its own best replies.
+
+Two published refinements, both driven by the heuristic:
+- *Progressive widening* (Coulom 2007; Chaslot et al. 2008): below the root, a node
+  visited n times offers only its first ceil(sqrt(n)) moves, the heuristic's own move first;
+  a rival's node therefore plays the heuristic until it has been visited enough to try
+  something else, instead of spending the budget on every rival reply.
+- *Progressive bias* (Chaslot et al. 2008): the heuristic's move gets a bonus
+  `bias / (visits + 1)` that fades as the statistics take over.
+
+Integer ranges in the legal actions (bids, counts) are searched at a few values: both ends,
+evenly spaced points between, and the heuristic's own value.
+
+The budget is an iteration count with a time cap. Every random draw (the sampled worlds,
+the rollouts, the rules' own dice and shuffles inside the search) comes from the bot's
+`rng`, itself keyed by the bot secret and the game's version, so a search that is not cut by
+its time cap is reproducible from (bot secret, game, seat, version, iterations).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from projections.templates import fits, is_range
+
+from .budget import Budget
+
+EXPLORATION = 0.7           # ISUCT's constant, rewards being win chances in [0, 1]
+PRIOR_BIAS = 0.3            # the heuristic move's progressive bias
+CONFIDENCE = 1.0            # see Search._decide
+RANGE_POINTS = 5            # values searched in an integer range (ends included)
+
+
+@dataclass(frozen=True)
+class GameSearch:
+    """What the search needs of one game: the determinizer, the leaf evaluator, the
+    heuristic (rollouts and priors) and how far a rollout goes before the evaluator."""
+
+    game: object
+    determinize: Callable          # (view, seat, random.Random) -> State
+    evaluate: Callable             # (State) -> [win chance per seat]
+    heuristic: Callable            # the fixed heuristic policy (view, legal, seat, rng) -> action
+    rollout_moves: int = 4         # heuristic decisions after the tree, before evaluate
+    exploration: float = EXPLORATION
+    prior_bias: float = PRIOR_BIAS
+    confidence: float = CONFIDENCE   # standard errors by which a move must beat the heuristic's
+
+
+@dataclass
+class SearchStats:
+    iterations: int = 0
+    seconds: float = 0.0
+    root_moves: int = 0
+    cut_by_time: bool = False
+    visits: dict = field(default_factory=dict)    # root move key -> visits
+
+
+class FastDraws:
+    """The rules' `Draws` interface over a `random.Random`: the search's own dice and
+    shuffles (the service's HMAC draws are exact and auditable, and far too slow here)."""
+
+    __slots__ = ("_random",)
+
+    def __init__(self, rng: random.Random):
+        self._random = rng
+
+    def below(self, label: str, n: int) -> int:
+        if n <= 0:
+            raise ValueError("n must be positive")
+        return self._random.randrange(n)
+
+    def randint(self, label: str, low: int, high: int) -> int:
+        return self._random.randint(low, high)
+
+    def choice(self, label: str, items):
+        return items[self._random.randrange(len(items))]
+
+    def shuffle(self, label: str, items) -> list:
+        out = list(items)
+        self._random.shuffle(out)
+        return out
+
+
+class _Edge:
+    """A move out of a node: its statistics for the seat that makes it, and the child."""
+
+    __slots__ = ("visits", "available", "reward", "squares", "child")
+
+    def __init__(self):
+        self.visits = 0
+        self.available = 0
+        self.reward = 0.0
+        self.squares = 0.0         # sum of squared rewards: the root's standard errors
+        self.child: dict = {}      # (actor, move key) -> _Edge
+
+    def mean(self) -> float:
+        return self.reward / self.visits if self.visits else 0.0
+
+    def standard_error(self) -> float:
+        if self.visits < 2:
+            return math.inf
+        mean = self.mean()
+        variance = max(0.0, self.squares / self.visits - mean * mean) * self.visits / (self.visits - 1)
+        return math.sqrt(variance / self.visits)
+
+
+def action_key(action: dict) -> tuple:
+    return tuple(sorted(action.items()))
+
+
+def _range_values(low: int, high: int, points: int) -> list[int]:
+    if high - low + 1 <= points:
+        return list(range(low, high + 1))
+    step = (high - low) / (points - 1)
+    return sorted({low + round(k * step) for k in range(points)})
+
+
+def candidate_moves(legal: list[dict], hint: Optional[dict], points: int = RANGE_POINTS) -> list[dict]:
+    """Complete moves to search: the heuristic's first, then every complete legal action,
+    each integer range at a few spread values (ranges are filled one field at a time, the
+    others at their lowest)."""
+    out, seen = [], set()
+
+    def add(move: dict) -> None:
+        key = action_key(move)
+        if key not in seen:
+            seen.add(key)
+            out.append(move)
+
+    if hint is not None and any(fits(hint, t) for t in legal):
+        add(dict(hint))
+    for template in legal:
+        ranges = [k for k, v in template.items() if is_range(v)]
+        if not ranges:
+            add(dict(template))
+            continue
+        lowest = {k: (v["min"] if is_range(v) else v) for k, v in template.items()}
+        for name in ranges:
+            for value in _range_values(template[name]["min"], template[name]["max"], points):
+                add({**lowest, name: value})
+    return out
+
+
+class Search:
+    """One move's search from one seat's view."""
+
+    def __init__(self, spec: GameSearch, view: dict, seat: int, rng: random.Random, budget: Budget,
+                 clock: Callable[[], float] = time.perf_counter):
+        self.spec, self.game = spec, spec.game
+        self.view, self.seat, self.budget, self.clock = view, seat, budget, clock
+        self.base = rng.getrandbits(64)
+        self.root: dict = {}
+        self.root_visits = 0
+        self._moves: dict = {}     # (seat, state) -> the heuristic's move there
+
+    def run(self, legal: list[dict]) -> tuple[dict, SearchStats]:
+        stats = SearchStats()
+        started = self.clock()
+        hint_rng = random.Random(self.base)
+        hint = self.spec.heuristic(self.view, legal, self.seat, hint_rng)
+        moves = candidate_moves(legal, hint)
+        stats.root_moves = len(moves)
+        if len(moves) <= 1:
+            return (moves[0] if moves else hint), stats
+        allowed = {action_key(m) for m in moves}
+        deadline = started + self.budget.time_ms / 1000.0
+        for i in range(self.budget.iterations):
+            if i and self.clock() >= deadline:
+                stats.cut_by_time = True
+                break
+            self._iterate(random.Random(self.base * 1_000_003 + i + 1), allowed)
+            stats.iterations += 1
+        stats.seconds = self.clock() - started
+        stats.visits = {key[1]: edge.visits for key, edge in self.root.items() if key[0] == self.seat}
+        return self._decide(moves, hint), stats
+
+    def _decide(self, moves: list[dict], hint: dict) -> dict:
+        """The root's move: the best-valued move searched enough, but the heuristic's own
+        move unless the other is better by `confidence` standard errors of the difference.
+        A few hundred noisy leaves cannot tell close moves apart, and the heuristic is a
+        good default: the search overrides it only where the evidence says so."""
+        edges = [(m, self.root[(self.seat, action_key(m))]) for m in moves
+                 if (self.seat, action_key(m)) in self.root]
+        if not edges:
+            return hint
+        top = max(e.visits for _, e in edges)
+        enough = min(top, max(2, top // 4))
+        best, best_edge = max(((m, e) for m, e in edges if e.visits >= enough),
+                              key=lambda me: (me[1].mean(), me[1].visits))
+        hint_edge = self.root.get((self.seat, action_key(hint))) if hint is not None else None
+        if hint_edge is None or not hint_edge.visits or action_key(best) == action_key(hint):
+            return best
+        spread = math.hypot(best_edge.standard_error(), hint_edge.standard_error())
+        if best_edge.mean() - hint_edge.mean() > self.spec.confidence * spread:
+            return best
+        return hint
+
+    # --------------------------------------------------------------- one iteration
+
+    def _iterate(self, rng: random.Random, root_moves: set) -> None:
+        game, spec = self.game, self.spec
+        state = spec.determinize(self.view, self.seat, rng)
+        draws = FastDraws(rng)
+        children, parent_visits, path = self.root, self.root_visits, []
+        at_root = True
+        expanded = False
+        while not expanded and not game.is_over(state):
+            # the searching seat moves first from the root (it is to act in every world it
+            # samples; when several seats may act at once, any order is one the rules allow)
+            actor = self.seat if at_root else min(game.to_act(state))
+            legal = game.legal_actions(state, actor)
+            hint = self._heuristic(state, actor, legal, rng)
+            moves = candidate_moves(legal, hint)
+            if at_root:
+                moves = [m for m in moves if action_key(m) in root_moves]
+            else:
+                moves = moves[:max(1, math.ceil(math.sqrt(parent_visits + 1)))]
+            move, edge, expanded = self._select(children, actor, moves, hint)
+            path.append((edge, actor))
+            state = self._apply(state, actor, move, draws)
+            children, parent_visits, at_root = edge.child, edge.visits, False
+        if at_root:
+            return
+        state = self._rollout(state, rng, draws)
+        value = spec.evaluate(state)
+        self.root_visits += 1
+        for edge, actor in path:
+            edge.visits += 1
+            edge.reward += value[actor]
+            edge.squares += value[actor] * value[actor]
+
+    def _select(self, children: dict, actor: int, moves: list[dict], hint: dict):
+        """The move to follow (ISUCT over the moves available in this world); the edge; and
+        whether it was just added (the iteration then leaves the tree)."""
+        hint_key = action_key(hint) if hint is not None else None
+        untried = None
+        for move in moves:
+            key = (actor, action_key(move))
+            edge = children.get(key)
+            if edge is not None:
+                edge.available += 1
+            elif untried is None:
+                untried = move
+        if untried is not None:
+            edge = children[(actor, action_key(untried))] = _Edge()
+            edge.available = 1
+            return untried, edge, True
+        best, best_edge, best_score = None, None, -math.inf
+        for move in moves:
+            key = (actor, action_key(move))
+            edge = children[key]
+            score = (edge.reward / edge.visits
+                     + self.spec.exploration * math.sqrt(math.log(edge.available) / edge.visits))
+            if key[1] == hint_key:
+                score += self.spec.prior_bias / (edge.visits + 1)
+            if score > best_score:
+                best, best_edge, best_score = move, edge, score
+        return best, best_edge, False
+
+    def _heuristic(self, state, actor: int, legal: list[dict], rng: random.Random) -> dict:
+        """The heuristic's move for `actor` in a sampled world, from that seat's view of it.
+        Remembered per (seat, state) for this search: worlds and lines repeat (every world
+        is the same where nothing is hidden), and the heuristic is most of an iteration's
+        cost. Its first answer stands for a state (the heuristic's own tie-breaks drawn once)."""
+        try:
+            key = (actor, state)
+            move = self._moves.get(key)
+        except TypeError:          # a state with an unhashable field: no memo
+            key, move = None, None
+        if move is None:
+            move = self.spec.heuristic(self.game.view(state, actor), legal, actor, rng)
+            if key is not None:
+                self._moves[key] = move
+        return move
+
+    def _apply(self, state, actor: int, move: dict, draws: FastDraws):
+        for event in self.game.decide(state, actor, move, draws):
+            state = self.game.evolve(state, event)
+        return state
+
+    def _rollout(self, state, rng: random.Random, draws: FastDraws):
+        game = self.game
+        for _ in range(self.spec.rollout_moves):
+            if game.is_over(state):
+                break
+            actor = min(game.to_act(state))
+            move = self._heuristic(state, actor, game.legal_actions(state, actor), rng)
+            state = self._apply(state, actor, move, draws)
+        return state
+
+
+def search(spec: GameSearch, view: dict, legal: list[dict], seat: int, rng: random.Random,
+           budget: Budget = Budget()) -> tuple[dict, SearchStats]:
+    """The searched move for `seat` from its `view` and `legal` actions, and the statistics."""
+    return Search(spec, view, seat, rng, budget).run(legal)
