@@ -6,7 +6,7 @@ every other event belongs to the game's rules and is folded by the game's `evolv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from events.envelope import GENESIS, StoredEvent
@@ -22,6 +22,9 @@ class Seat:
     kind: str                      # "open", "player" or "bot"
     name: Optional[str] = None     # the player's name once claimed
     level: Optional[str] = None    # the bot level
+    # a search bot's budget per move as the creation recorded it ({"iterations", "time_ms"},
+    # either optional; None: the defaults), clamped to the service's limits when it plays
+    budget: Optional[dict] = field(default=None, hash=False)
 
     def as_dict(self) -> dict:
         out = {"kind": self.kind}
@@ -29,6 +32,8 @@ class Seat:
             out["name"] = self.name
         if self.level is not None:
             out["level"] = self.level
+        if self.budget is not None:
+            out["budget"] = dict(self.budget)
         return out
 
 
@@ -92,7 +97,8 @@ def _decided(session: Session, actor: Optional[int]) -> Session:
 def _created(session: Optional[Session], event: StoredEvent, game_id: str) -> Session:
     data = event.data
     game = get_game(data["game_type"])
-    seats = tuple(Seat(kind=s["kind"], name=s.get("name"), level=s.get("level")) for s in data["seats"])
+    seats = tuple(Seat(kind=s["kind"], name=s.get("name"), level=s.get("level"), budget=s.get("budget"))
+                  for s in data["seats"])
     return Session(game_id=game_id, game_type=data["game_type"], rules_version=data["rules_version"],
                    options=data["options"], platform=data["platform"], seats=seats,
                    commitment=data["commitment"], created_at=event.at,

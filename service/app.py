@@ -15,7 +15,7 @@ from . import bootstrap, docs_ui
 from .core.errors import CoreError
 from .errors import ApiError, status_of
 from .limits import JsonRefused, strict_loads
-from .openapi import SCHEMA_PATCHES, ContractPlugin
+from .openapi import SCHEMA_PATCHES, ContractPlugin, search_budget_patches
 from .schemas import ErrorSchema
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     api = ServiceApi(app, spec_kwargs={
         "info": {"description": _DESCRIPTION},
         "servers": [{"url": "/", "description": "the service that serves this document"}],
-        "extra_plugins": [ContractPlugin(SCHEMA_PATCHES)]})
+        "extra_plugins": [ContractPlugin({**SCHEMA_PATCHES, **search_budget_patches(service.search_limits)})]})
     docs_ui.register(app)
     api._app = app
     api.spec.components.security_scheme("seatToken", {"type": "http", "scheme": "bearer",

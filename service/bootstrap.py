@@ -21,6 +21,7 @@ from events.store import RedisEventStore
 from workers.queue import RQJobs
 
 from . import config as config_module
+from .core.bots import SearchLimits
 from .core.game_service import GameService
 from .core.jobs import Jobs
 
@@ -112,6 +113,13 @@ def service_secrets(client) -> dict[str, bytes]:
     return {name: bytes.fromhex(stored[name.encode()].decode()) for name in SECRET_NAMES}
 
 
+def search_limits(config: dict) -> SearchLimits:
+    """The most a `search` seat's budget may ask (SEARCH_MAX_ITERATIONS, SEARCH_MAX_TIME_MS)."""
+    defaults = SearchLimits()
+    return SearchLimits(max_iterations=int(config.get("SEARCH_MAX_ITERATIONS") or defaults.max_iterations),
+                        max_time_ms=float(config.get("SEARCH_MAX_TIME_MS") or defaults.max_time_ms))
+
+
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
     """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client.
     Its secrets are read from Redis when first needed (an API process starts without Redis)."""
@@ -122,7 +130,8 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
                        stream_keepalive=float(config.get("STREAM_KEEPALIVE", 15.0)),
                        stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
                        ticket_ttl=int(config.get("TICKET_TTL", 60)),
-                       secrets=lambda: service_secrets(backend.store_client))
+                       secrets=lambda: service_secrets(backend.store_client),
+                       search_limits=search_limits(config))
     core.bot_jobs_per_game = int(config.get("BOT_JOBS_PER_GAME", 1) or 0)
     core.lobby_expiry = float(config.get("LOBBY_EXPIRY") or 0)
     return core

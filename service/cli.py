@@ -187,23 +187,49 @@ def view(game, api, token, follow, as_json) -> None:
     main_view(_get, api, game, token, as_json, follow)
 
 
+LEVEL_HELP = "the bots' level: random, baseline, heuristic or search"
+ITERATIONS_OPTION = click.option("--iterations", type=click.IntRange(min=1), metavar="N",
+                                 help="with --level search: the bots' search iterations per move "
+                                      "[default: 1000; at most SPECULATION_SEARCH_MAX_ITERATIONS]")
+TIME_MS_OPTION = click.option("--time-ms", "time_ms", type=click.FloatRange(min=0, min_open=True), metavar="MS",
+                              help="with --level search: the most milliseconds a bot thinks per move "
+                                   "[default: 200; at most SPECULATION_SEARCH_MAX_TIME_MS]")
+
+
+def search_budget(level: str, iterations, time_ms):
+    """The budget of the bots' seats from --iterations and --time-ms (None: neither given);
+    a usage error with any level but search, which alone takes one."""
+    budget = {k: v for k, v in (("iterations", iterations), ("time_ms", time_ms)) if v is not None}
+    if not budget:
+        return None
+    if level != "search":
+        raise click.UsageError(f"--iterations and --time-ms are a search bot's budget, not a {level} bot's "
+                               "(use --level search)")
+    if "time_ms" in budget and float(budget["time_ms"]).is_integer():
+        budget["time_ms"] = int(budget["time_ms"])
+    return budget
+
+
 @cli.command()
 @click.argument("game_type", metavar="TYPE", type=click.Choice(["speculation", "spekulation", "speculate", "big-shot"]))
 @click.option("--players", type=click.IntRange(2, 16), default=3, show_default=True, help="seats at the table, yours included")
-@click.option("--level", default="heuristic", show_default=True, help="the bots' level")
+@click.option("--level", default="heuristic", show_default=True, help=LEVEL_HELP)
+@ITERATIONS_OPTION
+@TIME_MS_OPTION
 @click.option("--name", default=os.environ.get("USER") or "you", show_default="$USER", help="your name at the table")
 @click.option("--options", help='the game\'s options as JSON, e.g. \'{"deals": 2}\'')
 @click.option("--seed", help="the game's secret seed (64 hex digits), to play the same deal again; "
                              "by default a fresh one (shown when the game is scored)")
-def play(game_type, players, level, name, options, seed) -> None:
+def play(game_type, players, level, iterations, time_ms, name, options, seed) -> None:
     """Play a game of TYPE in the terminal against bots (the service runs in process)."""
     from service.terminal import play as play_in_terminal
 
+    budget = search_budget(level, iterations, time_ms)
     try:
         parsed = json.loads(options) if options else None
     except ValueError as err:
         raise click.BadParameter(f"not JSON: {err}", param_hint="--options")
-    play_in_terminal(game_type, players, level, name, parsed, seed=seed)
+    play_in_terminal(game_type, players, level, name, parsed, seed=seed, budget=budget)
 
 
 @cli.command()
@@ -267,13 +293,16 @@ def verify(game_or_file, api, receipts) -> None:
 @cli.command()
 @click.option("--type", "game_type", default="speculation", show_default=True, help="the game type")
 @click.option("--players", type=click.IntRange(2, 16), default=4, show_default=True, help="seats at the table")
-@click.option("--level", default="heuristic", show_default=True, help="the bots' level")
-def demo(game_type, players, level) -> None:
+@click.option("--level", default="heuristic", show_default=True, help=LEVEL_HELP + " (every other seat: random)")
+@ITERATIONS_OPTION
+@TIME_MS_OPTION
+def demo(game_type, players, level, iterations, time_ms) -> None:
     """Bots play a whole game through the API, in process."""
     from service.app import create_app
     from workers.demo import run_demo
 
-    run_demo(create_app({"REDIS_URL": None, "RATE_LIMIT": None}), game_type, players, level)
+    budget = search_budget(level, iterations, time_ms)
+    run_demo(create_app({"REDIS_URL": None, "RATE_LIMIT": None}), game_type, players, level, budget=budget)
 
 
 def main(argv=None) -> None:

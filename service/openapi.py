@@ -271,7 +271,32 @@ class ContractPlugin(BasePlugin):
 # Properties the marshmallow schemas leave untyped, typed here (component -> field -> schema).
 SCHEMA_PATCHES: dict[str, dict[str, dict]] = {
     "ActionRequest": {"action": {"$ref": "#/components/schemas/Action"}},
+    # a seat's budget as recorded: the bounds of the day it was created, so no maximum here
+    "SeatBudget": {"iterations": {"type": "integer", "minimum": 1, "description": "search iterations per move"},
+                   "time_ms": {"type": "number", "exclusiveMinimum": 0,
+                               "description": "the most milliseconds the bot thinks per move"}},
 }
+
+
+def _json_number(value: float):
+    return int(value) if float(value).is_integer() else value
+
+
+def search_budget_patches(limits) -> dict[str, dict[str, dict]]:
+    """The `SearchBudget` component's bounds as this service is configured (`limits`: its
+    SearchLimits, from SEARCH_MAX_ITERATIONS and SEARCH_MAX_TIME_MS): the app factory adds
+    them to SCHEMA_PATCHES, so the document states the limits the service enforces."""
+    from .core.bots import DEFAULT_TIME_MS
+
+    most_iterations, most_ms = limits.max_iterations, _json_number(limits.max_time_ms)
+    return {"SearchBudget": {
+        "iterations": {"type": "integer", "minimum": 1, "maximum": most_iterations, "description":
+                       f"search iterations per move, from 1 to {most_iterations} on this service "
+                       "(SEARCH_MAX_ITERATIONS); default: the game's own (docs/bots.md)"},
+        "time_ms": {"type": "number", "exclusiveMinimum": 0, "maximum": most_ms, "description":
+                    f"the most milliseconds the bot thinks per move, whatever the iterations: above 0 and "
+                    f"at most {most_ms:g} on this service (SEARCH_MAX_TIME_MS); default "
+                    f"{min(DEFAULT_TIME_MS, limits.max_time_ms):g}"}}}
 
 
 def register_components(spec) -> None:

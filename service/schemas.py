@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 
-from .core.bots import BOT_LEVELS
+from .core.bots import BOT_LEVELS, BUDGETED_LEVEL, DEFAULT_TIME_MS
 from .limits import NAME_MAX, ascii_int, text_problem
 
 JSON_SCALARS = "string, number, boolean, null, array or object"
@@ -53,10 +53,40 @@ class ErrorSchema(Schema):
 
 
 # --- games ----------------------------------------------------------------------------------
+class JsonNumber(fields.Float):
+    """A JSON number, integer or not (never a string or a boolean, which a Float would take),
+    kept as the client wrote it."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid", input=value)
+        super()._deserialize(value, attr, data, **kwargs)   # NaN and the infinities refused
+        return value
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return value   # 50 stays 50, as the client sent it and the log recorded it
+
+
+class SearchBudgetSchema(StrictSchema):
+    """A `search` bot's budget per move, either field optional. The maxima are the service's
+    (SEARCH_MAX_ITERATIONS, SEARCH_MAX_TIME_MS): the OpenAPI document gives this service's
+    (service/openapi.py), and the core checks them (422 naming the field past them)."""
+
+    iterations = fields.Integer(strict=True, validate=validate.Range(min=1), metadata={
+        "description": "search iterations per move (default: the game's own, docs/bots.md), at most the service's "
+                       "SEARCH_MAX_ITERATIONS"})
+    time_ms = JsonNumber(validate=validate.Range(min=0, min_inclusive=False), metadata={
+        "description": f"the most milliseconds the bot thinks per move, whatever the iterations (default "
+                       f"{DEFAULT_TIME_MS:g}), above 0 and at most the service's SEARCH_MAX_TIME_MS"})
+
+
 class SeatRequestSchema(StrictSchema):
     bot = fields.String(validate=validate.OneOf(BOT_LEVELS),
                         metadata={"description": "a bot level; omit for a seat a player claims"})
     open = fields.Boolean(metadata={"description": "true (or an empty object): a seat a player claims"})
+    budget = fields.Nested(SearchBudgetSchema, metadata={
+        "description": f"only with `\"bot\": \"{BUDGETED_LEVEL}\"`: the bot's budget per move (422 on any "
+                       "other seat); omitted, the defaults"})
 
     @validates_schema
     def _one_kind(self, data, **kwargs):
@@ -76,10 +106,18 @@ class CreateGameSchema(StrictSchema):
                          metadata={"description": "test configuration only: the game's secret seed (64 hex)"})
 
 
+class SeatBudgetSchema(SearchBudgetSchema):
+    """A search seat's budget as its game's creation recorded it: within the limits of that
+    day, clamped to the service's current ones when the bot plays (so no maxima here)."""
+
+
 class SeatSchema(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(["open", "player", "bot"]))
     name = fields.String()
     level = fields.String()
+    budget = fields.Nested(SeatBudgetSchema, metadata={
+        "description": "a search bot's budget per move, as its creation gave it (absent: the defaults); "
+                       "clamped to the service's limits when it plays"})
 
 
 class ResultSchema(Schema):

@@ -57,9 +57,10 @@ def _choose(legal: list, game_type: str, read=input) -> dict:
 
 
 def play(game_type: str, players: int, level: str, name: str, options=None, read=input,
-         seed: str | None = None) -> dict:
+         seed: str | None = None, budget: dict | None = None) -> dict:
     """Play one game in the terminal against bots, prompting from legal_actions (`seed`: the
-    game's secret, which only this in-process service may be given)."""
+    game's secret, which only this in-process service may be given; `budget`: the search
+    bots' budget per move, {"iterations", "time_ms"})."""
     from service.app import create_app
     from workers.embedded import EmbeddedWorker
 
@@ -67,7 +68,7 @@ def play(game_type: str, players: int, level: str, name: str, options=None, read
     worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client).start()
     http = app.test_client()
     try:
-        seats = [{}] + [{"bot": level}] * (players - 1)
+        seats = [{}] + [{"bot": level, **({"budget": budget} if budget else {})}] * (players - 1)
         created = http.post("/v1/games", json={"type": game_type, "options": options or {}, "seats": seats,
                                                **({"seed": seed} if seed is not None else {})})
         if created.status_code != 201:

@@ -35,8 +35,8 @@ def _record_bot_decisions(monkeypatch, min_decisions: int = 1000) -> list[dict]:
         last_rng.update(game_id=game_id, seat=seat, version=version, key=key)
         return real_rng(game_id, seat, version, key)
 
-    def recording_policy(game_type, level):
-        choose = real_policy(game_type, level)
+    def recording_policy(game_type, level, **budget):
+        choose = real_policy(game_type, level, **budget)
 
         def decide(state, legal, seat, rng):
             action = choose(state, legal, seat, rng)

@@ -8,14 +8,16 @@ import time
 
 
 def run_demo(app, game_type: str = "speculation", players: int = 4, level: str = "heuristic",
-             timeout: float = 120.0) -> dict:
-    """Play on `app`, the API built by the CLI on the embedded store (REDIS_URL None)."""
+             timeout: float = 120.0, budget: dict | None = None) -> dict:
+    """Play on `app`, the API built by the CLI on the embedded store (REDIS_URL None);
+    `budget`: the search bots' budget per move ({"iterations", "time_ms"}), with level search."""
     from .embedded import EmbeddedWorker
 
     worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client).start()
     client = app.test_client()
     try:
-        seats = [{"bot": level if i % 2 == 0 else "random"} for i in range(players)]
+        seats = [{"bot": level, **({"budget": budget} if budget else {})} if i % 2 == 0 else {"bot": "random"}
+                 for i in range(players)]
         created = client.post("/v1/games", json={"type": game_type, "seats": seats})
         if created.status_code != 201:
             raise SystemExit(f"could not create the game: {created.json['error']['message']}")

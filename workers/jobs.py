@@ -38,12 +38,14 @@ def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.R
 
 
 def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
-          key_version: Optional[int] = None) -> str:
+          key_version: Optional[int] = None, budget: Optional[dict] = None) -> str:
+    """Play the seat's move at `version` with the level's policy. `budget`: a search seat's,
+    as stored with the game; the policy clamps it to the service's limits (SEARCH_MAX_*)."""
     session = service.load(game_id)
     if session.version != version or seat not in session.to_act():
         return "stale"
     view = service.view_of(session, seat)  # the seat's view only, never the full state
-    choose = policy(session.game_type, level)
+    choose = policy(session.game_type, level, budget=budget, limits=service.search_limits)
     action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version, service.bot_key))
     delay = float(os.environ.get(SLOW_TURN_ENV) or 0)
     if delay > 0:   # a test hook: the crash drill kills a worker in the middle of a turn
@@ -61,7 +63,7 @@ def bot_turn(service, game_id: str, seat: int, version: int) -> str:
     info = session.seats[seat]
     if info.kind != "bot":
         return "not a bot"
-    return _play(service, game_id, seat, version, info.level, f"bot:{info.level}")
+    return _play(service, game_id, seat, version, info.level, f"bot:{info.level}", budget=info.budget)
 
 
 def turn_timeout(service, game_id: str, seat: int, version: int) -> str:

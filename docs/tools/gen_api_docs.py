@@ -57,6 +57,21 @@ def _fields(schema: dict, components: dict) -> list[str]:
     return rows
 
 
+def _nested_objects(schema: dict, components: dict, seen=None) -> list[str]:
+    """The object components a request body's fields refer to (a seat, its budget), in order,
+    each once: their fields get a table of their own (unions such as Action do not)."""
+    seen = [] if seen is None else seen
+    if "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[1]]
+    for prop in schema.get("properties", {}).values():
+        target = prop.get("items", {}) if prop.get("type") == "array" else prop
+        name = target.get("$ref", "").rsplit("/", 1)[-1]
+        if name and name not in seen and "properties" in components.get(name, {}):
+            seen.append(name)
+            _nested_objects(components[name], components, seen)
+    return seen
+
+
 def markdown(spec: dict) -> str:
     components = spec.get("components", {}).get("schemas", {})
     lines = [f"# {spec['info']['title']} — API reference ({spec['info']['version']})", "",
@@ -86,6 +101,9 @@ def markdown(spec: dict) -> str:
             if body:
                 lines += [f"Request body ({_schema_name(body)}):", "", "| field | type | required | description |",
                           "|---|---|---|---|"] + _fields(body, components) + [""]
+                for name in _nested_objects(body, components):
+                    lines += [f"{name}:", "", "| field | type | required | description |", "|---|---|---|---|"]
+                    lines += _fields(components[name], components) + [""]
             if op.get("operationId"):
                 lines += [f"operationId: `{op['operationId']}`", ""]
             lines += ["| status | meaning |", "|---|---|"]

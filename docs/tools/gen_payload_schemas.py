@@ -81,12 +81,19 @@ def collect(game_name: str, game_type: dict, seed: int) -> tuple[list, dict[str,
 # What random games seldom or never reach, typed from the code that renders it (the view of a
 # pending speculate reward: projections/speculate/view.py). Options and the platform options
 # are typed in service/openapi.py from the games' OptionsSchema, not from samples.
+# The seats of a game's creation: a search bot's seat may carry its budget (service/core/
+# commands.py records it only when given; the random games sampled here have none).
 OVERRIDES = {("states", "speculate", "reward"): {"anyOf": [{"type": "null"}, {
     "type": "object", "required": ["to", "payers_left", "share_value_due", "decided"],
     "properties": {"to": {"type": "integer"}, "payers_left": {"type": "array", "items": {"type": "integer"}},
                    "share_value_due": {"type": "integer"},
                    "decided": {"anyOf": [{"type": "null"}, {"type": "object",
-                                                            "additionalProperties": {"type": "integer"}}]}}}]}}
+                                                            "additionalProperties": {"type": "integer"}}]}}}]},
+             ("events", "game.created", "seats"): {"type": "array", "items": {
+    "type": "object", "required": ["kind"],
+    "properties": {"kind": {"type": "string"}, "level": {"type": "string"},
+                   "budget": {"type": "object", "additionalProperties": False,
+                              "properties": {"iterations": {"type": "integer"}, "time_ms": {"type": "number"}}}}}}}
 
 
 def apply_overrides(document: dict) -> dict:

@@ -26,7 +26,7 @@ from projections import disclosure
 from projections.game import IllegalAction
 from projections.registry import UnknownGame, all_games, get_game
 from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, fold
-from .bots import BOT_LEVELS
+from .bots import BOT_LEVELS, BUDGETED_LEVEL, BudgetError, SearchLimits, check_budget
 
 from .errors import Conflict, Invalid, NotFound
 from .jobs import Jobs
@@ -89,6 +89,7 @@ class Commands:
     allow_seed: bool
     bot_jobs_per_game: int = 1
     lobby_expiry: float = 0   # seconds an open game stays in the lobby (0: forever)
+    search_limits: SearchLimits = SearchLimits()   # the most a search seat's budget may ask
 
     def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
                 idem_key="", digest="", meta=None, seed=None) -> tuple[Receipt, Session, list[StoredEvent]]:
@@ -165,6 +166,8 @@ class Commands:
             if seat.get("bot") and seat["bot"] not in BOT_LEVELS:
                 raise Invalid(f"seats.{i}.bot: unknown bot level {seat['bot']!r}",
                               {"field": f"seats.{i}.bot", "known": list(BOT_LEVELS)})
+            if "budget" in seat:
+                self._check_budget(i, seat)
         try:
             loaded = game.OptionsSchema().load(options or {})
         except ValidationError as err:
@@ -189,7 +192,9 @@ class Commands:
         seat_info = []
         for seat in seats:
             if seat.get("bot"):
-                seat_info.append({"kind": "bot", "level": seat["bot"]})
+                # the budget only when given: every other seat is recorded as it always was
+                budget = {k: v for k, v in (seat.get("budget") or {}).items() if v is not None}
+                seat_info.append({"kind": "bot", "level": seat["bot"], **({"budget": budget} if budget else {})})
             else:
                 seat_info.append({"kind": "open"})
         created = {"game_type": game_type, "rules_version": game.RULES_VERSION, "options": loaded,
@@ -219,6 +224,19 @@ class Commands:
             self.index.record(game_id, game_type, session.status, session.created_at)
         self._follow_up(session)
         return Created(session, False)
+
+    def _check_budget(self, i: int, seat: dict) -> None:
+        """A seat's budget: only on a search bot, within the service's limits (SEARCH_MAX_*)."""
+        if seat.get("bot") != BUDGETED_LEVEL:
+            kind = f"a {seat['bot']} bot" if seat.get("bot") else "an open seat"
+            raise Invalid(f"seats.{i}.budget: only a {BUDGETED_LEVEL} bot takes a budget, not {kind}",
+                          {"field": f"seats.{i}.budget"})
+        try:
+            check_budget(seat["budget"], self.search_limits)
+        except BudgetError as err:
+            why = str(err)
+            why = why[len(err.field) + 1:] if why.startswith(err.field + " ") else why
+            raise Invalid(f"seats.{i}.{err.field}: {why}", {"field": f"seats.{i}.{err.field}"}) from None
 
     def _created_replayed(self, game_id: str, seen, digest: str) -> Created:
         stored_digest, receipt = seen

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 from events.index import GameIndex
 from events.store import EventStore
 
+from .bots import SearchLimits
 from .commands import Commands
 from .jobs import Jobs
 from .loading import SessionLoading
@@ -25,11 +26,14 @@ class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
     def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
                  snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
                  stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60,
-                 secrets: Optional[Callable[[], dict]] = None):
+                 secrets: Optional[Callable[[], dict]] = None, search_limits: SearchLimits = SearchLimits()):
         self.store = store
         self.index = index
         self.jobs = jobs
         self.allow_seed = allow_seed
+        # The most a `search` seat's budget may ask (SEARCH_MAX_*): checked at creation, and
+        # the bot turn clamps a stored budget to it (workers/jobs.py).
+        self.search_limits = search_limits
         # How a waiting request learns of a new version: the store's notifier (one
         # subscription per process), else polling the store's head.
         notifier = getattr(store, "notifier", None)

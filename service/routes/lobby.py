@@ -21,6 +21,15 @@ def _replayed(flag: bool) -> dict:
     return {"Idempotent-Replayed": "true" if flag else "false"}
 
 
+def _seat(seat: dict) -> dict:
+    """A seat of the request as the core takes it: {"bot": level, "budget": {...}} (the budget
+    only when given: the core refuses it on any seat but a search bot's), or {} for an open one."""
+    out = {"bot": seat["bot"]} if seat.get("bot") else {}
+    if "budget" in seat:
+        out["budget"] = seat["budget"]
+    return out
+
+
 @blp.route("/games")
 class Games(MethodView):
     @blp.arguments(LobbyQuerySchema, location="query")
@@ -34,6 +43,8 @@ class Games(MethodView):
     @blp.response(201, GameSummarySchema, headers=REPLAYED)
     @blp.alt_response(409, schema=ErrorSchema, description="an Idempotency-Key already used with another body")
     @blp.alt_response(422, schema=ErrorSchema, description="unknown type, bad options or seat count, "
+                                                           "a budget on a seat that is not a search bot's "
+                                                           "or past the service's limits, "
                                                            "a malformed Idempotency-Key")
     @blp.alt_response(429, schema=ErrorSchema, description="too many games created from this address "
                       "(`too_many_games`), or too many live games only bots play (`too_many_bot_games`)")
@@ -42,8 +53,12 @@ class Games(MethodView):
 
         The response publishes the commitment to the game's secret seed; the seed itself is
         revealed when the game is scored. With an `Idempotency-Key`, a retry with the same
-        key and body returns the same game as first created (`Idempotent-Replayed: true`)."""
-        seats = [{"bot": s["bot"]} if s.get("bot") else {} for s in body["seats"]]
+        key and body returns the same game as first created (`Idempotent-Replayed: true`).
+
+        A `search` bot's seat may carry a `budget` per move (`iterations`, `time_ms`), within
+        the service's limits (SEARCH_MAX_ITERATIONS, SEARCH_MAX_TIME_MS; past them, a 422
+        naming the field, e.g. `seats.1.budget.time_ms`); the game's seats show it."""
+        seats = [_seat(s) for s in body["seats"]]
         all_bots = all(s.get("bot") for s in seats)
         created = games().create_game(body["type"], body["options"], seats, seed=body.get("seed"),
                                       turn_timeout=body.get("turn_timeout"),

@@ -26,12 +26,25 @@ function optionInput(name, spec) {
       value: spec.default === null ? "" : spec.default }));
 }
 
+// A search bot's seat may carry its think time per move (budget.time_ms; empty: the default,
+// at most the service's SEARCH_MAX_TIME_MS, which refuses more with a message naming the seat).
 function seatRow(i, levels) {
   const id = `seat-${i}`;
-  return h("div", { class: "field" }, h("label", { for: id }, `Seat ${i}`),
-    h("select", { id, name: id, class: "seat-kind" },
-      h("option", { value: "open", selected: i === 0 }, "open (a person)"),
-      levels.map((l) => h("option", { value: l, selected: i !== 0 && l === "heuristic" }, `bot: ${l}`))));
+  const select = h("select", { id, name: id, class: "seat-kind" },
+    h("option", { value: "open", selected: i === 0 }, "open (a person)"),
+    levels.map((l) => h("option", { value: l, selected: i !== 0 && l === "heuristic" }, `bot: ${l}`)));
+  const thinkMs = h("input", { type: "number", id: `${id}-ms`, class: "seat-ms", min: 1, step: "any",
+    inputmode: "numeric", placeholder: "think ms per move (default)", "aria-label": `Seat ${i}: search think time per move, ms`,
+    hidden: true });
+  select.addEventListener("change", () => { thinkMs.hidden = select.value !== "search"; });
+  return h("div", { class: "field" }, h("label", { for: id }, `Seat ${i}`), select, thinkMs);
+}
+
+function seatSpec(select) {
+  if (select.value === "open") return {};
+  const ms = select.parentElement.querySelector(".seat-ms");
+  return select.value === "search" && ms && ms.value !== "" ? { bot: "search", budget: { time_ms: Number(ms.value) } }
+    : { bot: select.value };
 }
 
 function createForm() {
@@ -76,7 +89,7 @@ function createForm() {
       else if (spec.type === "integer") { if (input.value !== "") opts[name] = Number(input.value); }
       else opts[name] = input.value;
     }
-    const seatSpecs = [...form.querySelectorAll(".seat-kind")].map((s) => (s.value === "open" ? {} : { bot: s.value }));
+    const seatSpecs = [...form.querySelectorAll(".seat-kind")].map(seatSpec);
     const name = form.querySelector("#your-name").value.trim();
     try {
       const game = await api.create({ type: type.name, options: opts, seats: seatSpecs });
@@ -111,7 +124,8 @@ async function claim(gameId, seat) {
 }
 
 function seatsText(game) {
-  return game.seats.map((s, i) => (s.kind === "player" ? s.name : s.kind === "bot" ? `bot (${s.level})` : `seat ${i} open`)).join(", ");
+  const bot = (s) => `bot (${s.level}${s.budget && s.budget.time_ms ? `, ${s.budget.time_ms} ms` : ""})`;
+  return game.seats.map((s, i) => (s.kind === "player" ? s.name : s.kind === "bot" ? bot(s) : `seat ${i} open`)).join(", ");
 }
 
 function gameRow(game) {
