@@ -106,4 +106,20 @@ def test_the_matrix_covers_every_level_pair_and_the_extra_player_counts():
                     assert f"{game}/4p/{a}-vs-{b}" in ids
     assert "speculate/6p/heuristic-vs-baseline" in ids and "big-shot/3p/heuristic-vs-baseline" in ids
     assert not any(c.id.startswith("big-shot/6p") for c in cells)      # big-shot takes 2-4 players
-    assert {c.sessions for c in cells if c.game == "speculation" and c.players == 4} == {2000}
+    assert {c.sessions for c in cells if c.game == "speculation" and c.players == 4
+            and "search" not in c.id} == {2000}
+    # the search level: one seat against three heuristics at the n, and at a reduced
+    # budget outside 4 players
+    assert {c.sessions for c in cells if c.challenger == "search" and c.field == "heuristic"} == {400, 2000}
+    assert f"speculate/6p/{runner.SEARCH_REDUCED}-vs-heuristic" in ids
+    assert "spekulation/4p/search-vs-outside:buy-leader" in ids
+    assert not any(c.field.startswith("search") for c in cells)
+    assert not any("search" in c.id for c in runner.matrix(sessions=4, search=False))
+
+
+def test_the_search_level_plays_in_the_tournament(tmp_path):
+    cells = [runner.Cell(game, 4, "search@3", "heuristic", 1) for game in ("big-shot", "spekulation")]
+    summary = runner.run(cells, "test", tmp_path / "s.jsonl")
+    for s in summary["cells"]:
+        assert s["sessions"] == 1 and s["errors"] == [] and s["anomalies"] == []
+        assert s["moves"] > 0

@@ -3,6 +3,8 @@
     python -m ops.tournament                       # the full matrix: 400 sessions a cell,
                                                    # 2,000 for speculation (resumable)
     python -m ops.tournament --sessions 40 --speculation-sessions 40 --games speculate
+    python -m ops.tournament --only search --processes 2     # the search level's cells alone
+    python -m ops.tournament --only search --field heuristic --no-extra-players   # its 4-player verdicts
     python -m ops.tournament --processes 2 --budget 1800 --seed 0 [--fresh] [--no-extra-players]
         [--json out.json] [--markdown out.md] [--results path.jsonl]
 
@@ -29,15 +31,24 @@ def main(argv=None) -> int:
     ap.add_argument("--speculation-sessions", type=int, default=2000)
     ap.add_argument("--games", default=None, help="comma-separated game names (default: all four)")
     ap.add_argument("--no-extra-players", action="store_true", help="only the 4-player cells")
+    ap.add_argument("--no-search", action="store_true", help="leave out the search level's cells")
+    ap.add_argument("--only", default=None,
+                    help="only the cells whose challenger or field starts with this level (e.g. search)")
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--budget", type=float, default=None, help="CPU seconds for this run (then stop; resumable)")
     ap.add_argument("--results", type=Path, default=None)
     ap.add_argument("--fresh", action="store_true", help="discard earlier results of this seed")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--markdown", type=Path, default=None)
+    ap.add_argument("--field", default=None, help="only the cells whose field is this level (e.g. heuristic)")
     args = ap.parse_args(argv)
     games = args.games.split(",") if args.games else None
-    cells = matrix(args.sessions, args.speculation_sessions, not args.no_extra_players, games)
+    cells = matrix(args.sessions, args.speculation_sessions, not args.no_extra_players, games,
+                   search=not args.no_search)
+    if args.only:
+        cells = [c for c in cells if c.challenger.startswith(args.only) or c.field.startswith(args.only)]
+    if args.field:
+        cells = [c for c in cells if c.field == args.field]
     path = args.results or default_results(args.seed)
     if args.fresh and path.exists():
         path.unlink()

@@ -41,6 +41,8 @@ from workers.bots.study import play_session, wilson
 from .strategies import OUTSIDE
 
 HIST_BASE = 10 ** 0.02      # histogram bins: 1 us x 1.047^k (about 5% wide)
+SEARCH_REDUCED_ITERATIONS = 100   # the search level's budget outside 4 players
+OUTSIDE_SEARCH_FRACTION = 4       # search against an outside strategy: a quarter of the sessions
 
 
 @dataclass(frozen=True)
@@ -57,23 +59,36 @@ class Cell:
 
 
 def level_policy(game: str, level: str):
-    """A product bot level, or `outside:<name>` from ops/tournament/strategies.py."""
+    """A product bot level, `search@<iterations>` (the search level at a reduced budget), or
+    `outside:<name>` from ops/tournament/strategies.py."""
     if level.startswith("outside:"):
         return OUTSIDE[game][level.split(":", 1)[1]]
+    if level.startswith("search@"):
+        return bot_policy(game, "search", {"iterations": int(level.split("@", 1)[1])})
     return bot_policy(game, level)
 
 
+SEARCH_REDUCED = f"search@{SEARCH_REDUCED_ITERATIONS}"
+
+
 def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra: bool = True,
-           games: Optional[Iterable[str]] = None) -> list[Cell]:
-    """Every level against every other at 4 players (one seat against three), each outside
-    strategy against the heuristic both ways, the heuristic in self-play, and the heuristic
-    against baseline and random (both ways) at 3 and 6 players where the game allows."""
+           games: Optional[Iterable[str]] = None, search: bool = True) -> list[Cell]:
+    """Every fixed level against every other at 4 players (one seat against three), each
+    outside strategy against the heuristic both ways, the heuristic in self-play, and the
+    heuristic against baseline and random (both ways) at 3 and 6 players where the game
+    allows. The search level (with `search`): one seat against three heuristics and against
+    three of each outside strategy at 4 players with the default budget, and against the
+    heuristic at 3 and 6 players with a reduced budget (`SEARCH_REDUCED`)."""
     cells = []
     for game in games or ("big-shot", "speculate", "speculation", "spekulation"):
         g = get_game(game)
         n = speculation_sessions if game == "speculation" else sessions
-        levels = list(LEVELS)
+        levels = [level for level in LEVELS if level != "search"]
         four = min(max(4, g.MIN_PLAYERS), g.MAX_PLAYERS)
+        if search:
+            cells.append(Cell(game, four, "search", "heuristic", n))
+            for name in OUTSIDE.get(game, {}):
+                cells.append(Cell(game, four, "search", f"outside:{name}", max(1, n // OUTSIDE_SEARCH_FRACTION)))
         for a in levels:
             for b in levels:
                 if a != b or a == "heuristic":
@@ -87,6 +102,8 @@ def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra:
                     for other in ("baseline", "random"):
                         cells.append(Cell(game, p, "heuristic", other, sessions))
                         cells.append(Cell(game, p, other, "heuristic", sessions))
+                    if search:
+                        cells.append(Cell(game, p, SEARCH_REDUCED, "heuristic", max(1, sessions // 2)))
     return cells
 
 
@@ -278,14 +295,22 @@ def verdicts(summary: dict) -> list[str]:
               f"{game}: heuristic vs 3 baselines >= 2 x fair share (lower bound)")
         check((game, 4, "baseline", "heuristic"), lambda s: s["rate"] <= s["fair_share"] / 2,
               f"{game}: baseline vs 3 heuristics <= half the fair share")
+    for game, factor in (("big-shot", 2), ("speculate", 2), ("spekulation", 2), ("speculation", 1.3)):
+        check((game, 4, "search", "heuristic"),
+              lambda s, factor=factor: s["rate"] >= factor * s["fair_share"] and s["ci95"][0] > s["fair_share"],
+              f"{game}: search vs 3 heuristics >= {factor:g} x fair share (lower bound above the fair share)")
+        s = by.get((game, 4, "search", "heuristic"))
+        if s and s["sessions"] and s["move_p95_ms"] is not None:
+            lines.append(f"{'PASS' if s['move_p95_ms'] <= 250 else 'FAIL'} {game}: search move p95 "
+                         f"{s['move_p95_ms']:.0f} ms (<= 250 ms)")
     s = by.get(("speculation", 4, "heuristic", "heuristic"))
     if s and s["sessions"]:
         spd = s.get("sales_per_deal", 0.0)
         lines.append(f"{'PASS' if spd >= 0.5 else 'FAIL'} speculation: heuristics among themselves "
                      f"{spd:.2f} sales per deal (>= 0.5, n={s['sessions']})")
     for (game, players, a, b), s in sorted(by.items()):
-        if a == "heuristic" and b.startswith("outside:") and s["sessions"]:
-            lines.append(f"{'PASS' if s['rate'] >= s['fair_share'] else 'FAIL'} {game}: heuristic vs 3 {b} "
+        if a in ("heuristic", "search") and b.startswith("outside:") and s["sessions"]:
+            lines.append(f"{'PASS' if s['rate'] >= s['fair_share'] else 'FAIL'} {game}: {a} vs 3 {b} "
                          f">= fair share: {100 * s['rate']:.1f}% [{100 * s['ci95'][0]:.1f}, "
                          f"{100 * s['ci95'][1]:.1f}] (n={s['sessions']})")
     return lines
