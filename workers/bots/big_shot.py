@@ -87,23 +87,23 @@ class _Model:
         return w, hold_chance(margin, self.lots_after)
 
     def values_for(self, leads) -> dict[int, float]:
-        """Estimated district worth per player colour given each district's (colour, p)."""
-        out = {}
-        for c in [self.me] + self.rivals:
-            worth = 0.0
-            expected = 0.0
-            for d, (w, p) in enumerate(leads):
-                if w != c or p <= 0:
-                    continue
-                expected += p
-                mult = 1.0
-                for park in self.parks_of[d]:
-                    pw, pp = leads[park]
-                    if pw == c:
-                        mult = max(mult, 1.0 + pp)
-                worth += self.values[d] * p * mult
-            out[c] = worth + TWO_DISTRICT_BONUS * min(2.0, expected)
-        return out
+        """Estimated district worth per player colour given each district's (colour, p).
+        One pass over the districts (each colour's sums still in district order)."""
+        colours = [self.me] + self.rivals
+        worth = dict.fromkeys(colours, 0.0)
+        expected = dict.fromkeys(colours, 0.0)
+        parks_of, values = self.parks_of, self.values
+        for d, (w, p) in enumerate(leads):
+            if p <= 0 or w not in worth:
+                continue
+            expected[w] += p
+            mult = 1.0
+            for park in parks_of[d]:
+                pw, pp = leads[park]
+                if pw == w:
+                    mult = max(mult, 1.0 + pp)
+            worth[w] += values[d] * p * mult
+        return {c: worth[c] + TWO_DISTRICT_BONUS * min(2.0, expected[c]) for c in colours}
 
     def utility(self, leads) -> float:
         vals = self.values_for(leads)
