@@ -41,7 +41,7 @@ from workers.bots.study import play_session, wilson
 from .strategies import OUTSIDE
 
 HIST_BASE = 10 ** 0.02      # histogram bins: 1 us x 1.047^k (about 5% wide)
-SEARCH_REDUCED_ITERATIONS = 100   # the search level's budget outside 4 players
+SEARCH_REDUCED_SHARE = 3          # outside 4 players the search runs a third of its iterations
 OUTSIDE_SEARCH_FRACTION = 4       # search against an outside strategy: a quarter of the sessions
 
 
@@ -68,7 +68,11 @@ def level_policy(game: str, level: str):
     return bot_policy(game, level)
 
 
-SEARCH_REDUCED = f"search@{SEARCH_REDUCED_ITERATIONS}"
+def search_reduced(game: str) -> str:
+    """The search level at a reduced budget: a third of the game's default iterations."""
+    from workers.bots.search import default_iterations
+
+    return f"search@{max(4, default_iterations(game) // SEARCH_REDUCED_SHARE)}"
 
 
 def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra: bool = True,
@@ -78,7 +82,7 @@ def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra:
     heuristic against baseline and random (both ways) at 3 and 6 players where the game
     allows. The search level (with `search`): one seat against three heuristics and against
     three of each outside strategy at 4 players with the default budget, and against the
-    heuristic at 3 and 6 players with a reduced budget (`SEARCH_REDUCED`)."""
+    heuristic at 3 and 6 players with a reduced budget (`search_reduced`), half the sessions."""
     cells = []
     for game in games or ("big-shot", "speculate", "speculation", "spekulation"):
         g = get_game(game)
@@ -103,7 +107,7 @@ def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra:
                         cells.append(Cell(game, p, "heuristic", other, sessions))
                         cells.append(Cell(game, p, other, "heuristic", sessions))
                     if search:
-                        cells.append(Cell(game, p, SEARCH_REDUCED, "heuristic", max(1, sessions // 2)))
+                        cells.append(Cell(game, p, search_reduced(game), "heuristic", max(1, sessions // 2)))
     return cells
 
 
