@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean golden screenshots client tournament
+.PHONY: install serve test worker demo bench clean golden screenshots client tournament tournament-search
 
 $(STAMP): pyproject.toml
 	@echo "== installing the service and its dependencies into $(VENV) (once; about a minute)"
@@ -47,6 +47,12 @@ bench: $(BENCH_STAMP)
 # (TOURNAMENT_ARGS="--fresh", "--budget 1800", "--games speculate", "--seed 1"). Table: docs/bots.md.
 tournament: $(STAMP)
 	nice -n 10 $(BIN)/python -m ops.tournament --processes 2 --markdown ops/tournament/results/latest.md $(TOURNAMENT_ARGS)
+
+# The search level's 4-player verdicts alone: one search seat against three heuristics, 400
+# sessions a game (2,000 for speculation). Hours of CPU: a search move takes up to 200 ms.
+tournament-search: $(STAMP)
+	nice -n 10 $(BIN)/python -m ops.tournament --processes 2 --only search --field heuristic --no-extra-players \
+		--markdown ops/tournament/results/search.md $(TOURNAMENT_ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

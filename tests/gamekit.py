@@ -10,6 +10,7 @@ stream, the platform's two included (service/core/commands.py: create and act).
 from __future__ import annotations
 
 import random
+import time
 from typing import Callable, Optional
 
 from events.randomness import Draws
@@ -85,3 +86,29 @@ def random_playout(game, options: dict, seats: int, seed: str, *, max_actions: i
         version += len(new_events)
         actions += 1
     return state, actions
+
+
+def check_sampled_worlds(game, states, determinize, rng, seats_of=lambda state: range(state.players)) -> int:
+    """For every seat of every state, the world `determinize` samples from the seat's view
+    shows the seat that same view and gives it the same legal actions. Returns the checks."""
+    checked = 0
+    for real in states:
+        for seat in seats_of(real):
+            view = game.view(real, seat)
+            sampled = determinize(view, seat, rng)
+            assert game.view(sampled, seat) == view
+            assert game.legal_actions(sampled, seat) == game.legal_actions(real, seat)
+            checked += 1
+    return checked
+
+
+def sampling_times(views, determinize, evaluate, rng) -> tuple[float, float]:
+    """Mean milliseconds of `determinize` over (view, seat) pairs, and of `evaluate` over the
+    worlds it sampled."""
+    t0 = time.perf_counter()
+    sampled = [determinize(view, seat, rng) for view, seat in views]
+    t1 = time.perf_counter()
+    for world in sampled:
+        evaluate(world)
+    t2 = time.perf_counter()
+    return 1000 * (t1 - t0) / len(views), 1000 * (t2 - t1) / len(views)

@@ -5,7 +5,6 @@ nothing, and the evaluator gives win chances."""
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from dataclasses import fields, replace
 from functools import cache
@@ -15,6 +14,7 @@ import pytest
 
 from events.randomness import Draws
 from projections.registry import get_game
+from tests.gamekit import check_sampled_worlds, sampling_times
 from projections.speculate import (
     EVENT_CARDS_TUPLE,
     LEVELS,
@@ -131,16 +131,7 @@ def test_the_sessions_cover_every_phase_eliminations_reshuffles_and_every_level(
 
 
 def test_a_sampled_state_shows_the_seat_the_same_view_and_legal_actions():
-    rng = random.Random(1)
-    checked = 0
-    for real in _all_states(step=3):
-        for seat in range(real.players):
-            view = GAME.view(real, seat)
-            sampled = determinize(view, seat, rng)
-            assert GAME.view(sampled, seat) == view
-            assert GAME.legal_actions(sampled, seat) == GAME.legal_actions(real, seat)
-            checked += 1
-    assert checked > 2000
+    assert check_sampled_worlds(GAME, _all_states(step=3), determinize, random.Random(1)) > 2000
 
 
 def test_a_sampled_state_keeps_every_public_field_of_the_real_one():
@@ -351,14 +342,6 @@ def test_the_same_lead_counts_for_more_when_fewer_rounds_are_left():
 def test_determinize_and_evaluate_are_fast_at_four_players():
     states = [s for i in (1, 2) for s in _session(i)[::2]]
     views = [(GAME.view(s, s.active), s.active) for s in states]
-    rng = random.Random(7)
-    t0 = time.perf_counter()
-    sampled = [determinize(v, seat, rng) for v, seat in views]
-    t1 = time.perf_counter()
-    for s in sampled:
-        evaluate(s)
-    t2 = time.perf_counter()
-    per_determinize, per_evaluate = (t1 - t0) / len(views), (t2 - t1) / len(views)
-    print(f"\nspeculate, 4 players, {len(views)} states: determinize {per_determinize * 1e3:.3f} ms, "
-          f"evaluate {per_evaluate * 1e3:.3f} ms")
-    assert per_determinize < 2e-3 and per_evaluate < 1e-3     # aim 0.5 ms; slack for a loaded machine
+    det_ms, eval_ms = sampling_times(views, determinize, evaluate, random.Random(7))
+    print(f"\nspeculate, 4 players, {len(views)} states: determinize {det_ms:.3f} ms, evaluate {eval_ms:.3f} ms")
+    assert det_ms < 2.0 and eval_ms < 1.0     # aim 0.5 ms; slack for a loaded machine

@@ -10,13 +10,13 @@ import functools
 import hashlib
 import math
 import random
-import time
 from collections import Counter
 
 import pytest
 
 from events.randomness import Draws
 from projections.registry import get_game
+from tests.gamekit import check_sampled_worlds, sampling_times
 from projections.spekulation import CARDS, N_COMPANIES, prices, scores
 from projections.templates import fill_template
 from workers.bots import policy
@@ -86,16 +86,7 @@ def test_every_phase_and_option_is_covered():
 
 
 def test_a_sampled_world_shows_the_same_view_and_the_same_legal_actions():
-    rng = random.Random(1)
-    checked = 0
-    for state in _all_states():
-        for seat in range(state.players):
-            view = game.view(state, seat)
-            sampled = determinize(view, seat, rng)
-            assert game.view(sampled, seat) == view
-            assert game.legal_actions(sampled, seat) == game.legal_actions(state, seat)
-            checked += 1
-    assert checked > 3000
+    assert check_sampled_worlds(game, _all_states(), determinize, random.Random(1)) > 3000
 
 
 def test_the_public_state_is_rebuilt_exactly():
@@ -338,14 +329,7 @@ def test_evaluate_favours_the_eventual_winner_late_in_the_race():
 def test_speed_at_four_players(capsys):
     states = [s for s in _all_states([({}, 4, 2), ({"edition": "tiles"}, 4, 2)]) if s.phase != "over"]
     views = [(game.view(s, s.turn % 4), s.turn % 4) for s in states]
-    rng = random.Random(0)
-    t0 = time.perf_counter()
-    sampled = [determinize(view, seat, rng) for view, seat in views]
-    t1 = time.perf_counter()
-    for s in sampled:
-        evaluate(s)
-    t2 = time.perf_counter()
-    det_ms, eval_ms = 1000 * (t1 - t0) / len(views), 1000 * (t2 - t1) / len(views)
+    det_ms, eval_ms = sampling_times(views, determinize, evaluate, random.Random(0))
     with capsys.disabled():
         print(f"\nspekulation 4p: determinize {det_ms:.3f} ms, evaluate {eval_ms:.3f} ms "
               f"(mean of {len(views)} states)")

@@ -179,19 +179,27 @@ def _futures(players: int, deals: int) -> tuple:
     return tuple((won, k / SAMPLED_FUTURES) for won, k in sorted(drawn.items()))
 
 
-@lru_cache(maxsize=50_000)
-def _session_chance(chips: tuple, deals_left: int, next_dealer: int, ante: int,
-                    dealer_ante: int, seat: int) -> float:
-    """`seat`'s chance to finish with the most chips (a tie shares the win) from `chips` at
-    the end of this deal, with `deals_left` deals to come."""
+def after_antes(chips: tuple, deals_left: int, next_dealer: int, ante: int,
+                dealer_ante: int) -> tuple[list, int, float]:
+    """Each seat's chips once the antes of the deals to come are paid, each of those deals'
+    pot, and the logistic scale of a chip margin at the session's end (SPREAD chips x
+    sqrt(deals left + 1))."""
     n = len(chips)
     base = list(chips)
     for j in range(deals_left):
         dealer = (next_dealer + j) % n
         for s in range(n):
             base[s] -= dealer_ante if s == dealer else ante
-    pot = dealer_ante + (n - 1) * ante
-    scale = SPREAD * math.sqrt(deals_left + 1)
+    return base, dealer_ante + (n - 1) * ante, SPREAD * math.sqrt(deals_left + 1)
+
+
+@lru_cache(maxsize=50_000)
+def _session_chance(chips: tuple, deals_left: int, next_dealer: int, ante: int,
+                    dealer_ante: int, seat: int) -> float:
+    """`seat`'s chance to finish with the most chips (a tie shares the win) from `chips` at
+    the end of this deal, with `deals_left` deals to come."""
+    n = len(chips)
+    base, pot, scale = after_antes(chips, deals_left, next_dealer, ante, dealer_ante)
     chance = 0.0
     for won, p in _futures(n, deals_left):
         mine = base[seat] + pot * won[seat]

@@ -19,8 +19,8 @@ from .core import GameSearch, search
 # the heuristic's own to replace it. Chosen by short matches against three heuristics
 # (docs/bots.md); what one iteration costs differs tenfold between the games.
 SETTINGS = {
-    "big-shot": {"iterations": 24, "rollout_moves": 16, "confidence": 2.0},
-    "spekulation": {"iterations": 40, "rollout_moves": 4, "confidence": 1.0},
+    "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
+    "spekulation": {"iterations": 80, "rollout_moves": 4, "confidence": 1.0},
     "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0},
     "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 2.0},
 }

@@ -34,7 +34,7 @@ from projections.speculation import (
     TURNUP, Config, State, is_over, result,
 )
 from projections.speculation.rules import pile_at
-from workers.bots.speculation import SPREAD, _futures, _rotation_odds
+from workers.bots.speculation import _futures, _rotation_odds, after_antes
 
 NO_CAP = 1 << 60          # Config.cap without a price cap, as new_state sets it
 # The exact odds solve one subproblem per reachable (pile sizes, holder, higher trumps left):
@@ -231,13 +231,7 @@ def _session_chances(chips: tuple, deals_left: int, next_dealer: int, ante: int,
     above seat o, 1 / (1 + exp((f_o - f_s) / scale)), is e_s / (e_s + e_o) with
     e = exp((f - f_max) / scale): n exponentials per future instead of n squared."""
     n = len(chips)
-    base = list(chips)
-    for j in range(deals_left):
-        dealer = (next_dealer + j) % n
-        for s in range(n):
-            base[s] -= dealer_ante if s == dealer else ante
-    pot = dealer_ante + (n - 1) * ante
-    scale = SPREAD * math.sqrt(deals_left + 1)
+    base, pot, scale = after_antes(chips, deals_left, next_dealer, ante, dealer_ante)
     chances = [0.0] * n
     seats = range(n)
     for won, p in _futures(n, deals_left):
