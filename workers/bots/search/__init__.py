@@ -22,7 +22,7 @@ SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
     "spekulation": {"iterations": 80, "rollout_moves": 4, "confidence": 1.0},
     "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0},
-    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 2.0},
+    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03},
 }
 
 
@@ -36,7 +36,7 @@ def game_search(game_type: str) -> GameSearch:
     settings = SETTINGS.get(game_type, {})
     return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
                       heuristic=heuristic, rollout_moves=settings.get("rollout_moves", 4),
-                      confidence=settings.get("confidence", 1.0))
+                      confidence=settings.get("confidence", 1.0), min_gain=settings.get("min_gain", 0.0))
 
 
 def default_iterations(game_type: str) -> int:

@@ -57,6 +57,7 @@ class GameSearch:
     exploration: float = EXPLORATION
     prior_bias: float = PRIOR_BIAS
     confidence: float = CONFIDENCE   # standard errors by which a move must beat the heuristic's
+    min_gain: float = 0.0            # and the win chance it must gain at least
 
 
 @dataclass
@@ -189,7 +190,9 @@ class Search:
 
     def _decide(self, moves: list[dict], hint: dict) -> dict:
         """The root's move: the best-valued move searched enough, but the heuristic's own
-        move unless the other is better by `confidence` standard errors of the difference.
+        move unless the other is better by `confidence` standard errors of the difference
+        and by `min_gain` at least (leaves of a lost position differ by 1e-12, and their
+        standard errors by less).
         A few hundred noisy leaves cannot tell close moves apart, and the heuristic is a
         good default: the search overrides it only where the evidence says so."""
         edges = [(m, self.root[(self.seat, action_key(m))]) for m in moves
@@ -204,7 +207,8 @@ class Search:
         if hint_edge is None or not hint_edge.visits or action_key(best) == action_key(hint):
             return best
         spread = math.hypot(best_edge.standard_error(), hint_edge.standard_error())
-        if best_edge.mean() - hint_edge.mean() > self.spec.confidence * spread:
+        gain = best_edge.mean() - hint_edge.mean()
+        if gain > self.spec.confidence * spread and gain > self.spec.min_gain:
             return best
         return hint
 
