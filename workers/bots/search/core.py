@@ -176,13 +176,15 @@ class Search:
         stats.root_moves = len(moves)
         if len(moves) <= 1:
             return (moves[0] if moves else hint), stats
-        allowed = {action_key(m) for m in moves}
+        # the seat's own moves are the same in every world it samples (they come from what it
+        # sees): worked out once here, not in each iteration
+        self.root_moves, self.root_hint = moves, hint
         deadline = started + self.budget.time_ms / 1000.0
         for i in range(self.budget.iterations):
             if i and self.clock() >= deadline:
                 stats.cut_by_time = True
                 break
-            self._iterate(random.Random(self.base * 1_000_003 + i + 1), allowed)
+            self._iterate(random.Random(self.base * 1_000_003 + i + 1))
             stats.iterations += 1
         stats.seconds = self.clock() - started
         stats.visits = {key[1]: edge.visits for key, edge in self.root.items() if key[0] == self.seat}
@@ -214,7 +216,7 @@ class Search:
 
     # --------------------------------------------------------------- one iteration
 
-    def _iterate(self, rng: random.Random, root_moves: set) -> None:
+    def _iterate(self, rng: random.Random) -> None:
         game, spec = self.game, self.spec
         state = spec.determinize(self.view, self.seat, rng)
         draws = FastDraws(rng)
@@ -224,14 +226,13 @@ class Search:
         while not expanded and not game.is_over(state):
             # the searching seat moves first from the root (it is to act in every world it
             # samples; when several seats may act at once, any order is one the rules allow)
-            actor = self.seat if at_root else min(game.to_act(state))
-            legal = game.legal_actions(state, actor)
-            hint = self._heuristic(state, actor, legal, rng)
-            moves = candidate_moves(legal, hint)
             if at_root:
-                moves = [m for m in moves if action_key(m) in root_moves]
+                actor, moves, hint = self.seat, self.root_moves, self.root_hint
             else:
-                moves = moves[:max(1, math.ceil(math.sqrt(parent_visits + 1)))]
+                actor = min(game.to_act(state))
+                legal = game.legal_actions(state, actor)
+                hint = self._heuristic(state, actor, legal, rng)
+                moves = candidate_moves(legal, hint)[:max(1, math.ceil(math.sqrt(parent_visits + 1)))]
             move, edge, expanded = self._select(children, actor, moves, hint)
             path.append((edge, actor))
             state = self._apply(state, actor, move, draws)
