@@ -234,9 +234,7 @@ class Commands:
         try:
             check_budget(seat["budget"], self.search_limits)
         except BudgetError as err:
-            why = str(err)
-            why = why[len(err.field) + 1:] if why.startswith(err.field + " ") else why
-            raise Invalid(f"seats.{i}.{err.field}: {why}", {"field": f"seats.{i}.{err.field}"}) from None
+            raise Invalid(f"seats.{i}.{err.field}: {err.why}", {"field": f"seats.{i}.{err.field}"}) from None
 
     def _created_replayed(self, game_id: str, seen, digest: str) -> Created:
         stored_digest, receipt = seen

@@ -26,11 +26,12 @@ class SearchLimits:
 
 
 class BudgetError(ValueError):
-    """A budget a client may not ask for; `field` names the offending field."""
+    """A budget a client may not ask for: `field` names the offending field, `why` says what
+    is wrong with it."""
 
-    def __init__(self, message: str, field: str):
-        super().__init__(message)
-        self.field = field
+    def __init__(self, field: str, why: str):
+        super().__init__(f"{field} {why}")
+        self.field, self.why = field, why
 
 
 def check_budget(budget: Optional[dict], limits: SearchLimits) -> dict:
@@ -39,20 +40,18 @@ def check_budget(budget: Optional[dict], limits: SearchLimits) -> dict:
     if budget is None:
         return {}
     if not isinstance(budget, dict):
-        raise BudgetError("budget must be an object with iterations and/or time_ms", "budget")
+        raise BudgetError("budget", "must be an object with iterations and/or time_ms")
     for name in budget:
         if name not in ("iterations", "time_ms"):
-            raise BudgetError(f"unexpected field {name!r} in budget (iterations, time_ms)", f"budget.{name}")
+            raise BudgetError(f"budget.{name}", "is not a budget field (iterations, time_ms)")
     iterations = budget.get("iterations")
     if iterations is not None:
         if type(iterations) is not int or not 1 <= iterations <= limits.max_iterations:
-            raise BudgetError(f"budget.iterations must be an integer from 1 to {limits.max_iterations}",
-                              "budget.iterations")
+            raise BudgetError("budget.iterations", f"must be an integer from 1 to {limits.max_iterations}")
     time_ms = budget.get("time_ms")
     if time_ms is not None:
         if type(time_ms) not in (int, float) or not 0 < time_ms <= limits.max_time_ms:
-            raise BudgetError(f"budget.time_ms must be a number above 0 and at most {limits.max_time_ms:g}",
-                              "budget.time_ms")
+            raise BudgetError("budget.time_ms", f"must be a number above 0 and at most {limits.max_time_ms:g}")
     return dict(budget)
 
 
