@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Optional
 
@@ -63,6 +64,13 @@ def _table_price(board: str, position: int, rank: float, end: int) -> float:
 def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
               hand: tuple = ()) -> list[float]:
     """Estimated final price per company."""
+    return list(_estimates(tuple(positions), tuple(arrivals), end, board, tuple(hand)))
+
+
+# A move's choice weighs every candidate's board, and the search asks again in every world it
+# samples: the same few boards, so they are remembered (bounded: a long-lived worker).
+@functools.lru_cache(maxsize=50_000)
+def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tuple) -> tuple:
     track = [p for p in positions if START < p < end]
     left = 0 if arrivals else end - (max(track) if track else 0)
     fraction = min(1.0, left / end)
@@ -86,7 +94,7 @@ def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
             out.append(float(TABLES[board][1][len(arrivals)]))
             continue
         out.append(_table_price(board, max(est_pos, 1), rank, end))
-    return out
+    return tuple(out)
 
 
 def _portfolio(shares: list[list[int]], est: list[float]) -> list[float]:
