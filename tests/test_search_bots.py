@@ -74,7 +74,7 @@ def test_two_worlds_the_seat_cannot_tell_apart_give_the_same_samples_and_move(ga
         a = recorded_search(name, state, seat)
         b = recorded_search(name, other, seat)
         assert a[0] == b[0]
-        assert a[1].visits == b[1].visits
+        assert a[1].visits == b[1].visits and a[1].means == b[1].means
         assert a[2] == b[2] and len(a[2]) == a[1].iterations > 0
     if game.HIDDEN_INFORMATION:
         assert differing == len(found)     # the other world really hid something else

@@ -4,6 +4,7 @@ highest card + bet takes every other seat's bet."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 
@@ -52,10 +53,15 @@ def duel(card: int, players: int = 3, seat: int = 0):
                          chips=state.chips)
 
 
-def play(state, seat: int, iterations: int = 300, seed: int = 7, time_ms: float = 10_000):
+ROOTS = ("ucb", "halving")
+
+
+def play(state, seat: int, iterations: int = 300, seed: int = 7, time_ms: float = 10_000, root: str = "ucb",
+         spec: GameSearch = DUEL):
     view = toygame.view(state, seat)
     legal = toygame.legal_actions(state, seat)
-    return search(DUEL, view, legal, seat, random.Random(seed), Budget(iterations, time_ms))
+    return search(dataclasses.replace(spec, root=root), view, legal, seat, random.Random(seed),
+                  Budget(iterations, time_ms))
 
 
 def test_candidates_spread_a_range_with_the_heuristic_move_first():
@@ -74,34 +80,68 @@ def visits_by_bet(stats) -> dict:
     return {dict(key)["amount"]: n for key, n in stats.visits.items()}
 
 
-def test_search_bets_nothing_on_the_lowest_card():
+@pytest.mark.parametrize("root", ROOTS)
+def test_search_bets_nothing_on_the_lowest_card(root):
     """With a 1 every bet loses (a bet of 0 loses nothing): 0 is played and searched most."""
-    move, stats = play(duel(1), 0, iterations=400)
+    move, stats = play(duel(1), 0, iterations=400, root=root)
     assert move == {"type": "bet", "amount": 0}, stats.visits
     assert stats.iterations == 400 and stats.root_moves == 4
     visits = visits_by_bet(stats)
     assert visits[0] == max(visits.values())
 
 
-def test_search_bets_on_the_top_card():
+@pytest.mark.parametrize("root", ROOTS)
+def test_search_bets_on_the_top_card(root):
     """With a 9 any bet of 1 or more almost surely takes the others' bets; 0 can lose."""
-    move, stats = play(duel(9), 0, iterations=400)
+    move, stats = play(duel(9), 0, iterations=400, root=root)
     assert move["amount"] > 0, stats.visits
     visits = visits_by_bet(stats)
     assert visits[0] == min(visits.values())
 
 
-def test_a_fixed_iteration_count_is_reproducible_from_the_rng():
-    a = play(duel(6), 0, iterations=200, seed=11)
-    b = play(duel(6), 0, iterations=200, seed=11)
-    assert a[0] == b[0] and a[1].visits == b[1].visits
-    c = play(duel(6), 0, iterations=200, seed=12)
-    assert c[1].visits != a[1].visits    # another bot rng, another search
+def test_halving_keeps_the_heuristic_move_and_halves_the_rest():
+    """Sequential halving: 4 moves, 2 rounds of 200. The first round searches each in 50
+    worlds; the better two go on, and the heuristic's move (0, from a heuristic that always
+    bets 0) with them whatever its value: 66 more worlds each (200 // 3)."""
+    zero = dataclasses.replace(DUEL, heuristic=lambda view, legal, seat, rng: {"type": "bet", "amount": 0})
+    move, stats = play(duel(9), 0, iterations=400, root="halving", spec=zero)
+    visits = visits_by_bet(stats)
+    assert visits[0] == 50 + 66
+    assert sorted(visits.values()) == [50, 116, 116, 116]
+    assert stats.iterations == sum(visits.values()) == 398
+    assert move["amount"] > 0
 
 
-def test_the_time_cap_cuts_the_search():
+def test_halving_compares_the_moves_in_the_same_sampled_worlds():
+    """Every move of a round is searched in the same worlds: world i is sampled from one seed
+    for each, so the others' cards are the same."""
+    worlds = []
+
+    def recording(view, seat, rng):
+        world = duel_determinize(view, seat, rng)
+        worlds.append(world.cards)
+        return world
+
+    play(duel(5), 0, iterations=40, root="halving", spec=dataclasses.replace(DUEL, determinize=recording))
+    first_round = worlds[:20]            # 4 moves x 5 worlds, the moves interleaved per world
+    for i in range(0, 20, 4):
+        assert len(set(first_round[i:i + 4])) == 1
+    assert len(set(first_round[::4])) > 1
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_a_fixed_iteration_count_is_reproducible_from_the_rng(root):
+    a = play(duel(6), 0, iterations=200, seed=11, root=root)
+    b = play(duel(6), 0, iterations=200, seed=11, root=root)
+    assert a[0] == b[0] and a[1].visits == b[1].visits and a[1].means == b[1].means
+    c = play(duel(6), 0, iterations=200, seed=12, root=root)
+    assert c[1].means != a[1].means      # another bot rng, another search
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_the_time_cap_cuts_the_search(root):
     started = time.perf_counter()
-    move, stats = play(duel(5), 0, iterations=10 ** 7, time_ms=30)
+    move, stats = play(duel(5), 0, iterations=10 ** 7, time_ms=30, root=root)
     elapsed = time.perf_counter() - started
     assert stats.cut_by_time and 0 < stats.iterations < 10 ** 7
     assert elapsed < 0.5
@@ -116,14 +156,15 @@ def test_a_single_legal_move_is_played_without_searching():
     assert move == {"type": "bet", "amount": 2} and stats.iterations == 0
 
 
-def test_the_search_reads_the_view_only():
+@pytest.mark.parametrize("root", ROOTS)
+def test_the_search_reads_the_view_only(root):
     """Two worlds that differ only in the other seats' cards give the same move and tree."""
     state = duel(7, players=3)
     swapped = toygame.State(seats=3, rounds=1, cards=(7, state.cards[2], state.cards[1]),
                             bets=state.bets, chips=state.chips)
     assert toygame.view(state, 0) == toygame.view(swapped, 0)
-    a, b = play(state, 0, iterations=150), play(swapped, 0, iterations=150)
-    assert a[0] == b[0] and a[1].visits == b[1].visits
+    a, b = play(state, 0, iterations=150, root=root), play(swapped, 0, iterations=150, root=root)
+    assert a[0] == b[0] and a[1].visits == b[1].visits and a[1].means == b[1].means
 
 
 def test_fast_draws_have_the_rules_interface():

@@ -41,6 +41,7 @@ from .budget import Budget
 EXPLORATION = 0.7           # ISUCT's constant, rewards being win chances in [0, 1]
 PRIOR_BIAS = 0.3            # the heuristic move's progressive bias
 CONFIDENCE = 1.0            # see Search._decide
+MIN_GAIN_FLOOR = 0.005      # a paired gain smaller than this is noise (lost lines differ by 1e-12)
 RANGE_POINTS = 5            # values searched in an integer range (ends included)
 
 
@@ -58,6 +59,7 @@ class GameSearch:
     prior_bias: float = PRIOR_BIAS
     confidence: float = CONFIDENCE   # standard errors by which a move must beat the heuristic's
     min_gain: float = 0.0            # and the win chance it must gain at least
+    root: str = "ucb"                # "ucb" (ISUCT at the root too) or "halving" (Search._halving)
 
 
 @dataclass
@@ -67,6 +69,7 @@ class SearchStats:
     root_moves: int = 0
     cut_by_time: bool = False
     visits: dict = field(default_factory=dict)    # root move key -> visits
+    means: dict = field(default_factory=dict)     # root move key -> mean win chance found
 
 
 class FastDraws:
@@ -180,15 +183,88 @@ class Search:
         # sees): worked out once here, not in each iteration
         self.root_moves, self.root_hint = moves, hint
         deadline = started + self.budget.time_ms / 1000.0
-        for i in range(self.budget.iterations):
-            if i and self.clock() >= deadline:
-                stats.cut_by_time = True
-                break
-            self._iterate(random.Random(self.base * 1_000_003 + i + 1))
-            stats.iterations += 1
+        if self.spec.root == "halving":
+            move = self._halving(moves, hint, deadline, stats)
+        else:
+            for i in range(self.budget.iterations):
+                if i and self.clock() >= deadline:
+                    stats.cut_by_time = True
+                    break
+                self._iterate(self._world_rng(i))
+                stats.iterations += 1
+            move = self._decide(moves, hint)
         stats.seconds = self.clock() - started
-        stats.visits = {key[1]: edge.visits for key, edge in self.root.items() if key[0] == self.seat}
-        return self._decide(moves, hint), stats
+        mine = [(key[1], edge) for key, edge in self.root.items() if key[0] == self.seat]
+        stats.visits = {key: edge.visits for key, edge in mine}
+        stats.means = {key: edge.mean() for key, edge in mine}
+        return move, stats
+
+    def _world_rng(self, i: int) -> random.Random:
+        return random.Random(self.base * 1_000_003 + i + 1)
+
+    def _halving(self, moves: list[dict], hint: dict, deadline: float, stats: SearchStats) -> dict:
+        """Sequential halving over common sampled worlds (Karnin, Koren and Somekh 2013; the
+        root of Gumbel MuZero, Danihelka et al. 2022).
+
+        Rounds of equal budget: in each, every move still in play is searched in the same
+        sampled worlds (world i comes from the same seed for every move: the same hidden
+        cards, and the same dice as far as the lines agree), then the better half stays.
+        The heuristic's move always stays: the others are judged against it world by world,
+        and a paired difference is far steadier than two separate means (the luck of the
+        world cancels out). Below the root the tree is the same ISMCTS as ever."""
+        budget = self.budget.iterations
+        alive = list(moves)
+        values = {action_key(m): {} for m in moves}     # move key -> {world: value}
+        hint_key = action_key(hint)
+        rounds = max(1, math.ceil(math.log2(len(alive))))
+        world = 0
+        for r in range(rounds):
+            per_move = max(1, budget // (rounds * len(alive)))
+            if r == rounds - 1:       # the last round takes what is left
+                per_move = max(per_move, (budget - stats.iterations) // len(alive))
+            for _ in range(per_move):
+                for move in alive:
+                    if stats.iterations >= budget:
+                        return self._paired_choice(alive, hint_key, values)
+                    if stats.iterations and self.clock() >= deadline:
+                        stats.cut_by_time = True
+                        return self._paired_choice(alive, hint_key, values)
+                    value = self._iterate(self._world_rng(world), forced=move)
+                    if value is not None:
+                        values[action_key(move)][world] = value
+                    stats.iterations += 1
+                world += 1
+            if len(alive) <= 2:
+                continue
+            ranked = sorted(alive, key=lambda m: -_mean(values[action_key(m)].values()))
+            keep = ranked[:math.ceil(len(alive) / 2)]
+            if all(action_key(m) != hint_key for m in keep):
+                keep.append(hint)
+            alive = [m for m in alive if m in keep]
+        return self._paired_choice(alive, hint_key, values)
+
+    def _paired_choice(self, alive: list[dict], hint_key: tuple, values: dict) -> dict:
+        """The best-valued move still in play if it beats the heuristic's by `confidence`
+        standard errors of the paired difference and by `min_gain`; else the heuristic's."""
+        base = values.get(hint_key, {})
+        hint = next((m for m in alive if action_key(m) == hint_key), None)
+        best, best_gain, best_spread = None, -math.inf, math.inf
+        for move in alive:
+            key = action_key(move)
+            if key == hint_key:
+                continue
+            diffs = [v - base[w] for w, v in values[key].items() if w in base]
+            if len(diffs) < 2:
+                continue
+            gain = _mean(diffs)
+            if gain > best_gain:
+                best, best_gain, best_spread = move, gain, _standard_error(diffs)
+        if hint is None:
+            return best if best is not None else alive[0]
+        if (best is not None and best_gain > self.spec.confidence * best_spread
+                and best_gain > max(self.spec.min_gain, MIN_GAIN_FLOOR)):
+            return best
+        return hint
 
     def _decide(self, moves: list[dict], hint: dict) -> dict:
         """The root's move: the best-valued move searched enough, but the heuristic's own
@@ -216,7 +292,9 @@ class Search:
 
     # --------------------------------------------------------------- one iteration
 
-    def _iterate(self, rng: random.Random) -> None:
+    def _iterate(self, rng: random.Random, forced: Optional[dict] = None) -> Optional[float]:
+        """One iteration; `forced` the root move to follow (halving). The leaf's value for
+        the searching seat, None when the sampled world was already over."""
         game, spec = self.game, self.spec
         state = spec.determinize(self.view, self.seat, rng)
         draws = FastDraws(rng)
@@ -228,6 +306,8 @@ class Search:
             # samples; when several seats may act at once, any order is one the rules allow)
             if at_root:
                 actor, moves, hint = self.seat, self.root_moves, self.root_hint
+                if forced is not None:
+                    moves = [forced]
             else:
                 actor = min(game.to_act(state))
                 legal = game.legal_actions(state, actor)
@@ -238,7 +318,7 @@ class Search:
             state = self._apply(state, actor, move, draws)
             children, parent_visits, at_root = edge.child, edge.visits, False
         if at_root:
-            return
+            return None
         state = self._rollout(state, rng, draws)
         value = spec.evaluate(state)
         self.root_visits += 1
@@ -246,6 +326,7 @@ class Search:
             edge.visits += 1
             edge.reward += value[actor]
             edge.squares += value[actor] * value[actor]
+        return value[self.seat]
 
     def _select(self, children: dict, actor: int, moves: list[dict], hint: dict):
         """The move to follow (ISUCT over the moves available in this world); the edge; and
@@ -305,6 +386,17 @@ class Search:
             move = self._heuristic(state, actor, game.legal_actions(state, actor), rng)
             state = self._apply(state, actor, move, draws)
         return state
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else -math.inf
+
+
+def _standard_error(values: list[float]) -> float:
+    n = len(values)
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
 def search(spec: GameSearch, view: dict, legal: list[dict], seat: int, rng: random.Random,
