@@ -17,6 +17,12 @@ Two published refinements, both driven by the heuristic:
 - *Progressive bias* (Chaslot et al. 2008): the heuristic's move gets a bonus
   `bias / (visits + 1)` that fades as the statistics take over.
 
+The root's moves are shared out in one of two ways (`GameSearch.root`):
+- "ucb": ISUCT as everywhere else, then `Search._decide`;
+- "halving": sequential halving over common sampled worlds (`Search._halving`): every move
+  still in play is searched in the same worlds, the worse half dropped each round, and a
+  move replaces the heuristic's only by a paired gain measured world by world.
+
 Integer ranges in the legal actions (bids, counts) are searched at a few values: both ends,
 evenly spaced points between, and the heuristic's own value.
 
