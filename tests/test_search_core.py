@@ -15,7 +15,7 @@ from projections.templates import matches
 from tests import toygame
 from workers.bots import random_bot
 from workers.bots.search.budget import Budget
-from workers.bots.search.core import FastDraws, GameSearch, Search, candidate_moves, search
+from workers.bots.search.core import HALVING_VISITS, FastDraws, GameSearch, Search, candidate_moves, search
 
 
 def duel_determinize(view: dict, seat: int, rng: random.Random) -> toygame.State:
@@ -110,6 +110,16 @@ def test_halving_keeps_the_heuristic_move_and_halves_the_rest():
     assert sorted(visits.values()) == [50, 116, 116, 116]
     assert stats.iterations == sum(visits.values()) == 398
     assert move["amount"] > 0
+
+
+def test_halving_with_more_moves_than_its_budget_covers_searches_the_heuristics_and_a_few():
+    """6 iterations for 4 moves: the heuristic's move and one other (6 // HALVING_VISITS - 1),
+    the same one for the same rng."""
+    zero = dataclasses.replace(DUEL, heuristic=lambda view, legal, seat, rng: {"type": "bet", "amount": 0})
+    move, stats = play(duel(9), 0, iterations=6, root="halving", spec=zero)
+    visits = visits_by_bet(stats)
+    assert len(visits) == 6 // HALVING_VISITS and 0 in visits and stats.iterations == 6
+    assert visits_by_bet(play(duel(9), 0, iterations=6, root="halving", spec=zero)[1]) == visits
 
 
 def test_halving_compares_the_moves_in_the_same_sampled_worlds():

@@ -47,6 +47,7 @@ from .budget import Budget
 EXPLORATION = 0.7           # ISUCT's constant, rewards being win chances in [0, 1]
 PRIOR_BIAS = 0.3            # the heuristic move's progressive bias
 CONFIDENCE = 1.0            # see Search._decide
+HALVING_VISITS = 3          # halving searches at most iterations / this many root moves
 MIN_GAIN_FLOOR = 0.005      # a paired gain smaller than this is noise (lost lines differ by 1e-12)
 RANGE_POINTS = 5            # values searched in an integer range (ends included)
 
@@ -220,6 +221,11 @@ class Search:
         world cancels out). Below the root the tree is the same ISMCTS as ever."""
         budget = self.budget.iterations
         alive = list(moves)
+        if len(alive) > max(2, budget // HALVING_VISITS):
+            # too many moves for the budget: the heuristic's and a random share of the rest
+            # (from the bot's rng: reproducible, and from the view alone)
+            picked = random.Random(self.base ^ 0x5EED).sample(alive[1:], max(2, budget // HALVING_VISITS) - 1)
+            alive = [alive[0]] + [m for m in alive[1:] if m in picked]
         values = {action_key(m): {} for m in moves}     # move key -> {world: value}
         hint_key = action_key(hint)
         rounds = max(1, math.ceil(math.log2(len(alive))))
