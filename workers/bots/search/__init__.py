@@ -20,7 +20,7 @@ from .core import GameSearch, search
 # (docs/bots.md); what one iteration costs differs tenfold between the games.
 SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
-    "spekulation": {"iterations": 80, "rollout_moves": 4, "confidence": 1.0},
+    "spekulation": {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"},
     "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0},
     "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03},
 }
@@ -36,7 +36,8 @@ def game_search(game_type: str) -> GameSearch:
     settings = SETTINGS.get(game_type, {})
     return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
                       heuristic=heuristic, rollout_moves=settings.get("rollout_moves", 4),
-                      confidence=settings.get("confidence", 1.0), min_gain=settings.get("min_gain", 0.0))
+                      confidence=settings.get("confidence", 1.0), min_gain=settings.get("min_gain", 0.0),
+                      root=settings.get("root", "ucb"))
 
 
 def default_iterations(game_type: str) -> int:
