@@ -235,6 +235,31 @@ def test_different_seeds_sample_different_hidden_parts_all_of_them_possible():
     assert len(deck4) > 10 * 3              # 10 type sets, 6 target orders each: far more than 10 ids
 
 
+def test_a_rivals_objective_is_read_off_the_types_it_still_holds():
+    """Heuristic players sell the types their objective does not name: by round 4 a rival's
+    holdings point at its objective, and the samples follow them (weight 0.1 per named type
+    it holds none of) instead of dealing the unseen type sets uniformly."""
+    real = _mid_game()
+    seat = real.active
+    view = GAME.view(real, seat)
+    def types(objective: str) -> set:
+        return {t for t, v in enumerate(parse_objective(objective)[1]) if v}
+
+    def held(q: int) -> set:
+        return {t for t, k in enumerate(real.shares[q]) if k}
+
+    # the rivals that hold their objective's types and at most four (not yet bought in: no)
+    rivals = [q for q in range(real.players) if q != seat and real.objectives[q] is not None
+              and len(held(q)) <= 4 and types(real.objectives[q]) <= held(q)]
+    assert rivals
+    samples = [determinize(view, seat, random.Random(k)) for k in range(300)]
+    for q in rivals:
+        named = [types(s.objectives[q]) for s in samples]
+        within = sum(1 for t in named if t <= held(q)) / len(samples)
+        assert within > 0.6, (q, held(q), within)      # uniform: C(|held|, 3) / 10 or less
+        assert sum(1 for t in named if t == types(real.objectives[q])) / len(samples) > 0.3
+
+
 def test_a_seat_at_a_level_whose_deck_ran_dry_may_hold_no_objective():
     """C(5, 3) = 10 cards a level outnumber 6 seats, so the shipped data never runs a deck dry;
     a replaced data file could. Built by hand: 6 seats at level 1, its 4 deck cards and seat

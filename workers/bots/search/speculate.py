@@ -10,11 +10,14 @@ What a seat cannot see (projections/speculate/view.py), and how it is sampled:
   its targets dealt to those types in an order shuffled at the start, so an unseen card is
   unknown twice over: which type set it is, and which target each type got. Seen cards (the
   seat's own objective, every objective met, which are public) fix their type sets; the
-  unseen type sets are shuffled and dealt to the other seats at that level, the rest is the
-  deck, and each card's target order is drawn uniformly (as the opening shuffle does).
-Both are uniform among what the view cannot rule out. The history could narrow them (an
-opponent who ended a turn meeting a candidate objective cannot hold it; bots' trades hint
-at their targets); the view does not carry the history, so this module does not try.
+  unseen type sets are dealt to the other seats at that level, the rest is the deck, and
+  each card's target order is drawn uniformly (as the opening shuffle does).
+The event cards are uniform among what the view cannot rule out. The objectives are not:
+holdings are public, and a player keeps the types its objective names and sells the others
+(at most four types may be held), so a type set naming a type the seat holds none of is
+dealt to it with weight UNHELD_WEIGHT per such type (`_likely_slot`). Everybody starts with
+every type, so at first the deal is uniform. Only the view is read: the history (trades,
+who declined what) could narrow it further; the view does not carry it.
 At game over the view shows every hand and objective; only the decks' orders are sampled.
 
 Public state the view does not carry, reconstructed:
@@ -60,6 +63,10 @@ from projections.speculate import (
     parse_objective,
     result,
 )
+
+# The weight, per share type the seat holds none of, of a type set as its hidden objective
+# (see _likely_slot).
+UNHELD_WEIGHT = 0.1
 
 # --- fixed tables ------------------------------------------------------------------------------
 
@@ -220,12 +227,30 @@ def _deal_objectives(view: dict, seat: int, rng: random.Random, known: dict, see
         rng.shuffle(unseen)
         deck_size = view["objective_deck_counts"][level - 1]
         holders = _holders(view, seat, known, levels, level, len(unseen) - deck_size, rng)
-        for q, (_, ids) in zip(holders, unseen):
+        for q in holders:
+            combo, ids = unseen.pop(_likely_slot(unseen, view["shares"][q], rng))
             objectives[q] = _pick(ids, rng)
-        decks.append(tuple(_pick(ids, rng) for _, ids in unseen[len(holders):]))
+        decks.append(tuple(_pick(ids, rng) for _, ids in unseen))
         if len(decks[-1]) != deck_size:
             raise ValueError(f"speculate: level {level}'s unseen objectives do not fill the hands and the deck")
     return tuple(objectives), tuple(decks)
+
+
+def _likely_slot(unseen: list, holding: dict, rng: random.Random) -> int:
+    """The index of the type set dealt to a seat holding `holding`: drawn with weight
+    UNHELD_WEIGHT per named type the seat holds none of. Holdings are public, and a player
+    keeps the types its objective names and sells the others (four types at most may be
+    held; the cash buys the targets), so a type set naming types the seat has sold is
+    unlikely. Soft, not a filter: a player that has just met an objective still holds the
+    last one's types."""
+    held = [holding[name] > 0 for name in SHARES]
+    weights = [UNHELD_WEIGHT ** sum(1 for t in combo if not held[t]) for combo, _ in unseen]
+    pick = rng.random() * sum(weights)
+    for i, w in enumerate(weights):
+        pick -= w
+        if pick < 0:
+            return i
+    return len(unseen) - 1
 
 
 def _holders(view: dict, seat: int, known: dict, levels: tuple, level: int, cards: int, rng) -> list[int]:
