@@ -15,8 +15,9 @@ from .budget import Budget
 from .core import GameSearch, search
 
 # Per game: the default iterations per move, the rollout's length (heuristic decisions
-# after the tree, before the evaluator) and how many standard errors a move must gain over
-# the heuristic's own to replace it. Chosen by short matches against three heuristics
+# after the tree, before the evaluator), how many standard errors a move must gain over the
+# heuristic's own to replace it, and how the root shares out its iterations ("ucb" or
+# "halving", workers/bots/search/core.py). Chosen by short matches against three heuristics
 # (docs/bots.md); what one iteration costs differs tenfold between the games.
 SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
