@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -217,7 +218,7 @@ class Search:
         sampled worlds (world i comes from the same seed for every move: the same hidden
         cards, and the same dice as far as the lines agree), then the better half stays.
         The heuristic's move always stays: the others are judged against it world by world,
-        and a paired difference is far steadier than two separate means (the luck of the
+        and a paired difference is steadier than two separate means (the luck of the
         world cancels out). Below the root the tree is the same ISMCTS as ever."""
         budget = self.budget.iterations
         alive = list(moves)
@@ -268,9 +269,9 @@ class Search:
             diffs = [v - base[w] for w, v in values[key].items() if w in base]
             if len(diffs) < 2:
                 continue
-            gain = _mean(diffs)
+            gain = statistics.fmean(diffs)
             if gain > best_gain:
-                best, best_gain, best_spread = move, gain, _standard_error(diffs)
+                best, best_gain, best_spread = move, gain, statistics.stdev(diffs) / math.sqrt(len(diffs))
         if hint is None:
             return best if best is not None else alive[0]
         if (best is not None and best_gain > self.spec.confidence * best_spread
@@ -401,14 +402,9 @@ class Search:
 
 
 def _mean(values) -> float:
+    """The mean of a move's values; a move whose every world was already over ranks last."""
     values = list(values)
-    return sum(values) / len(values) if values else -math.inf
-
-
-def _standard_error(values: list[float]) -> float:
-    n = len(values)
-    mean = sum(values) / n
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+    return statistics.fmean(values) if values else -math.inf
 
 
 def search(spec: GameSearch, view: dict, legal: list[dict], seat: int, rng: random.Random,
