@@ -228,7 +228,7 @@ def _deal_objectives(view: dict, seat: int, rng: random.Random, known: dict, see
         deck_size = view["objective_deck_counts"][level - 1]
         holders = _holders(view, seat, known, levels, level, len(unseen) - deck_size, rng)
         for q in holders:
-            combo, ids = unseen.pop(_likely_slot(unseen, view["shares"][q], rng))
+            _, ids = unseen.pop(_likely_slot(unseen, view["shares"][q], rng))
             objectives[q] = _pick(ids, rng)
         decks.append(tuple(_pick(ids, rng) for _, ids in unseen))
         if len(decks[-1]) != deck_size:
@@ -245,12 +245,7 @@ def _likely_slot(unseen: list, holding: dict, rng: random.Random) -> int:
     last one's types."""
     held = [holding[name] > 0 for name in SHARES]
     weights = [UNHELD_WEIGHT ** sum(1 for t in combo if not held[t]) for combo, _ in unseen]
-    pick = rng.random() * sum(weights)
-    for i, w in enumerate(weights):
-        pick -= w
-        if pick < 0:
-            return i
-    return len(unseen) - 1
+    return rng.choices(range(len(unseen)), weights)[0]
 
 
 def _holders(view: dict, seat: int, known: dict, levels: tuple, level: int, cards: int, rng) -> list[int]:
