@@ -1,0 +1,209 @@
+"""How much of a session a seat's decisions can win against three heuristics, in the two
+games where the search bot stays near the fair share (speculation and speculate).
+
+`python -m ops.bot_bounds [--game speculation|speculate] [--sessions 400] [--processes 2]
+[--seed 5] [--only NAME]`
+
+The search bot's bars against three heuristics are 1.3 x the fair share in speculation and
+2 x in speculate. This script measures what lies around them: one challenger seat against
+three `heuristic` seats, on the same seeded sessions (the challenger takes seat i mod 4 in
+session i), the challenger being the heuristic changed in one way.
+
+speculation:
+- `heuristic`: the control (the fair share, up to noise);
+- `never-trade`: reveals, keeps every card, never bids, declines every bid;
+- `chip-model x0.5` / `x4`: the heuristic with its chip-value model blurred half or four
+  times as much (`SPREAD`);
+- `sighted`: a seat that sees every face-down card (it reads the state, which no bot may):
+  it keeps a card that the cards say will win, sells one that will be beaten for any bid,
+  and bids up to the pot when buying turns the deal its way. Not a player the service could
+  field: it shows what the face-down cards are worth, the one thing that could set seats
+  apart when every seat reads the same exact odds off the table.
+
+speculate: the heuristic with one of its constants changed (`RIVAL_WEIGHT`,
+`PROGRESS_WEIGHT`, `MET_BONUS`, `MARGIN`, `RESERVE`), to show how far its play is from
+a better one nearby.
+
+A changed heuristic is a second copy of its module, so the three rivals keep theirs (and
+their caches). Each row: sessions, the challenger's win share with its Wilson 95% interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import sys
+from multiprocessing import Pool
+from typing import Callable, Optional
+
+from events.randomness import Draws
+from projections.registry import get_game
+from workers.bots import policy as bot_policy
+from workers.bots import speculation as speculation_bots
+from workers.bots.study import bot_rng, wilson
+
+PLAYERS = 4
+SIGHTED_RESERVE = 6   # chips the sighted seat keeps back for its next ante (the dealer's ante)
+
+
+# ----------------------------------------------------------------------------- challengers
+
+def _never_trade(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+    types = {a["type"] for a in legal}
+    for kind in ("reveal", "keep", "pass", "decline", "keep_blind"):
+        if kind in types:
+            return {"type": kind}
+    return speculation_bots.heuristic(view, legal, seat, rng)
+
+
+def _deal_winner(state, holder: Optional[int] = None) -> int:
+    """The seat that takes the pot if nobody sells again and `holder` holds the best trump now
+    (-1: the dead hand), read off the face-down piles. Without sales the order of the reveals
+    does not matter: a holder who reveals a higher trump of its own stays the holder, so the
+    pot goes to the pile holding the highest trump still face down, if it beats the best."""
+    n = state.cfg.n
+    holder = state.holder if holder is None else holder
+    best, owner = state.best, holder
+    for pile, cards in enumerate(state.piles):
+        for card in cards:
+            if card // 13 == state.trump and card > best:
+                best, owner = card, pile
+    return owner if owner < n else -1
+
+
+def _sighted(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+    types = {a["type"] for a in legal}
+    if "reveal" in types:
+        return {"type": "reveal"}
+    if "offer" in types:
+        return {"type": "offer"}
+    if state.kind != "trump":              # blind exchanges (a variant, off by default)
+        return speculation_bots.heuristic(view, legal, seat, rng)
+    pot = state.pot
+    if "accept" in types:
+        keep = pot * (_deal_winner(state) == seat)
+        sell = state.high + pot * (_deal_winner(state, state.high_bidder) == seat)
+        return {"type": "accept" if sell > keep else "decline"}
+    if "bid" in types:
+        bid = next(a for a in legal if a["type"] == "bid")
+        low, high = bid["amount"]["min"], bid["amount"]["max"]
+        gain = pot * ((_deal_winner(state, seat) == seat) - (_deal_winner(state) == seat))
+        limit = min(gain - 1, high, state.chips[seat] - SIGHTED_RESERVE)
+        if low > limit:
+            return {"type": "pass"}
+        # open where the holder's own odds say it should accept, as the heuristic does
+        ask = speculation_bots._seller_ask(view, seat, limit)
+        return {"type": "bid", "amount": max(low, ask if ask is not None else low)}
+    return speculation_bots.heuristic(view, legal, seat, rng)
+
+
+def _heuristic_copy(game: str, **constants) -> Callable:
+    """The game's heuristic from a second copy of its module, with `constants` set."""
+    spec = importlib.util.find_spec(f"workers.bots.{game}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, value in constants.items():
+        if not hasattr(module, name):
+            raise AttributeError(f"workers.bots.{game} has no {name}")
+        setattr(module, name, value)
+    return lambda state, view, legal, seat, rng: module.heuristic(view, legal, seat, rng)
+
+
+CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
+    "speculation": {
+        "heuristic": lambda: _heuristic_copy("speculation"),
+        "never-trade": lambda: _never_trade,
+        "chip-model x0.5": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 0.5),
+        "chip-model x4": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 4),
+        "sighted": lambda: _sighted,
+    },
+    "speculate": {
+        "heuristic": lambda: _heuristic_copy("speculate"),
+        "RIVAL_WEIGHT 0": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=0.0),
+        "RIVAL_WEIGHT 1": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=1.0),
+        "PROGRESS_WEIGHT 0": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=0),
+        "PROGRESS_WEIGHT 150": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=150),
+        "MET_BONUS 100": lambda: _heuristic_copy("speculate", MET_BONUS=100),
+        "MET_BONUS 500": lambda: _heuristic_copy("speculate", MET_BONUS=500),
+        "MARGIN 0": lambda: _heuristic_copy("speculate", MARGIN=0),
+        "MARGIN 2": lambda: _heuristic_copy("speculate", MARGIN=2),
+        "RESERVE 20": lambda: _heuristic_copy("speculate", RESERVE=20),
+        "RESERVE 120": lambda: _heuristic_copy("speculate", RESERVE=120),
+    },
+}
+
+
+
+# ----------------------------------------------------------------------------- sessions
+
+def play(game_name: str, challenger: str, index: int, seed: int) -> float:
+    """The challenger's win share in session `index` (it sits at index mod 4)."""
+    game = get_game(game_name)
+    choose = _challenger(game_name, challenger)
+    rival = bot_policy(game_name, "heuristic")
+    me = index % PLAYERS
+    draws_seed = f"{seed:04x}{index:06x}"
+    state = game.new_state(game.OptionsSchema().load({}), PLAYERS)
+    events = game.start(state, Draws(draws_seed, "v2"))
+    for event in events:
+        state = game.evolve(state, event)
+    version = 2 + len(events)
+    while not game.is_over(state):
+        seat = min(game.to_act(state))
+        legal = game.legal_actions(state, seat)
+        view = game.view(state, seat)
+        rng = bot_rng(f"bounds-{seed}-{index}", seat, version)
+        if seat == me:
+            action = choose(state, view, legal, seat, rng)
+        else:
+            action = rival(view, legal, seat, rng)
+        new_events = game.decide(state, seat, action, Draws(draws_seed, f"v{version + 1}"))
+        for event in new_events:
+            state = game.evolve(state, event)
+        version += len(new_events)
+    winners = game.result(state)["winners"]
+    return (me in winners) / len(winners)
+
+
+_CHOSEN: dict[tuple[str, str], Callable] = {}
+
+
+def _challenger(game_name: str, name: str) -> Callable:
+    """The challenger's policy, built once a process (a module copy costs a few ms)."""
+    key = (game_name, name)
+    if key not in _CHOSEN:
+        _CHOSEN[key] = CHALLENGERS[game_name][name]()
+    return _CHOSEN[key]
+
+
+def _play(args: tuple) -> float:
+    return play(*args)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ops.bot_bounds", description=__doc__.split("\n")[0])
+    parser.add_argument("--game", choices=sorted(CHALLENGERS), default="speculation")
+    parser.add_argument("--sessions", type=int, default=400)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--only", help="one challenger (default: every one of the game)")
+    args = parser.parse_args(argv)
+    challengers = CHALLENGERS[args.game]
+    if args.only and args.only not in challengers:
+        parser.error(f"--only: {args.game} has no challenger {args.only!r} (one of: {', '.join(challengers)})")
+    names = [args.only] if args.only else list(challengers)
+    print(f"{args.game}, seed {args.seed}\n")
+    print("| challenger vs 3 heuristics | sessions | win share | Wilson 95% |")
+    print("|---|---|---|---|")
+    with Pool(args.processes) as pool:
+        for name in names:
+            shares = pool.map(_play, [(args.game, name, i, args.seed) for i in range(args.sessions)], chunksize=4)
+            won = sum(shares)
+            low, high = wilson(won, len(shares))
+            print(f"| {name} | {len(shares)} | {won / len(shares):.1%} | [{low:.1%}, {high:.1%}] |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""ops/bot_bounds.py: the challengers are what they say they are."""
+
+from __future__ import annotations
+
+import pytest
+
+from events.randomness import Draws
+from ops import bot_bounds
+from projections.registry import get_game
+from workers.bots import speculate as speculate_bots
+
+
+def _started(seed: str):
+    game = get_game("speculation")
+    state = game.new_state(game.OptionsSchema().load({}), 4)
+    for event in game.start(state, Draws(seed, "v2")):
+        state = game.evolve(state, event)
+    return game, state
+
+
+def _play_deal_without_sales(game, state, seed: str, steps: int = 10_000):
+    """Every seat reveals, keeps, passes and declines until the deal is settled (or for
+    `steps` decisions): the pot's winner, or the state reached."""
+    deals = len(state.history)
+    version = 0
+    while len(state.history) == deals and not game.is_over(state):
+        if version == steps:
+            return state
+        seat = min(game.to_act(state))
+        types = {a["type"] for a in game.legal_actions(state, seat)}
+        kind = next(k for k in ("reveal", "keep", "pass", "decline") if k in types)
+        version += 1
+        for event in game.decide(state, seat, {"type": kind}, Draws(seed, f"t{version}")):
+            state = game.evolve(state, event)
+    return state.history[deals][2]
+
+
+@pytest.mark.parametrize("seed, into_the_deal", [(f"00aa{i:04x}", i % 9) for i in range(40)])
+def test_the_sighted_seat_reads_the_deals_winner_off_the_piles(seed, into_the_deal):
+    game, state = _started(seed)
+    if game.is_over(state) or not state.piles:
+        pytest.skip("the turn-up was an ace: the deal ended at once")
+    state = _play_deal_without_sales(game, state, seed, steps=into_the_deal)
+    assert not isinstance(state, int), "the deal ended before the point this test looks from"
+    assert state.table, "no card turned up"
+    predicted = bot_bounds._deal_winner(state)
+    assert predicted == _play_deal_without_sales(game, state, seed)
+
+
+def test_a_changed_heuristic_is_a_copy_and_the_rivals_keep_theirs():
+    changed = bot_bounds._heuristic_copy("speculate", MARGIN=5)
+    assert callable(changed) and speculate_bots.MARGIN == 1
+    with pytest.raises(AttributeError):
+        bot_bounds._heuristic_copy("speculate", NO_SUCH_CONSTANT=1)
+
+
+def test_a_session_gives_the_challenger_a_win_share():
+    share = bot_bounds.play("speculate", "MARGIN 0", 1, seed=9)
+    assert 0.0 <= share <= 1.0
+    assert bot_bounds.play("speculate", "MARGIN 0", 1, seed=9) == share     # seeded
+
+
+def test_an_unknown_challenger_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        bot_bounds.main(["--game", "speculate", "--only", "sighted", "--sessions", "1"])
+    assert "speculate has no challenger 'sighted'" in capsys.readouterr().err
