@@ -123,3 +123,16 @@ def test_the_search_level_plays_in_the_tournament(tmp_path):
     for s in summary["cells"]:
         assert s["sessions"] == 1 and s["errors"] == [] and s["anomalies"] == []
         assert s["moves"] > 0
+
+
+def test_cells_are_selected_by_level_field_and_player_count():
+    from ops.tournament.__main__ import select_cells
+
+    matrix = runner.matrix
+    cells = select_cells(matrix(100, 100), only="search", field="heuristic", players={3, 6})
+    assert cells and all(c.challenger.startswith("search@") and c.field == "heuristic" for c in cells)
+    assert {c.players for c in cells} == {3, 6} and {c.sessions for c in cells} == {50}
+    assert {c.game for c in cells} == {"big-shot", "speculate", "speculation", "spekulation"}
+    assert select_cells(matrix(100, 100), players={5}) == []
+    everything = matrix(100, 100)
+    assert select_cells(everything) == everything

@@ -24,6 +24,18 @@ from pathlib import Path
 from .runner import default_results, markdown, matrix, run, verdicts
 
 
+def select_cells(cells: list, only=None, field=None, players=None) -> list:
+    """The cells whose challenger or field starts with `only`, whose field is `field` and
+    whose player count is in `players` (each left out: no filter)."""
+    if only:
+        cells = [c for c in cells if c.challenger.startswith(only) or c.field.startswith(only)]
+    if field:
+        cells = [c for c in cells if c.field == field]
+    if players:
+        cells = [c for c in cells if c.players in players]
+    return cells
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ops.tournament", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default="0")
@@ -41,14 +53,16 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--field", default=None, help="only the cells whose field is this level (e.g. heuristic)")
+    ap.add_argument("--players", default=None, help="only the cells of these player counts (comma-separated, e.g. 3,6)")
     args = ap.parse_args(argv)
+    try:
+        players = {int(p) for p in args.players.split(",")} if args.players else None
+    except ValueError:
+        ap.error(f"--players: comma-separated player counts, not {args.players!r}")
     games = args.games.split(",") if args.games else None
     cells = matrix(args.sessions, args.speculation_sessions, not args.no_extra_players, games,
                    search=not args.no_search)
-    if args.only:
-        cells = [c for c in cells if c.challenger.startswith(args.only) or c.field.startswith(args.only)]
-    if args.field:
-        cells = [c for c in cells if c.field == args.field]
+    cells = select_cells(cells, args.only, args.field, players)
     path = args.results or default_results(args.seed)
     if args.fresh and path.exists():
         path.unlink()
