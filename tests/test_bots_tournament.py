@@ -8,6 +8,8 @@ import json
 import pytest
 
 from ops.tournament import runner
+from ops.tournament.__main__ import main as tournament_main
+from ops.tournament.__main__ import select_cells
 from ops.tournament.strategies import OUTSIDE
 from projections.registry import get_game
 from projections.templates import matches
@@ -126,8 +128,6 @@ def test_the_search_level_plays_in_the_tournament(tmp_path):
 
 
 def test_cells_are_selected_by_level_field_and_player_count():
-    from ops.tournament.__main__ import select_cells
-
     matrix = runner.matrix
     cells = select_cells(matrix(100, 100), only="search", field="heuristic", players={3, 6})
     assert cells and all(c.challenger.startswith("search@") and c.field == "heuristic" for c in cells)
@@ -136,3 +136,14 @@ def test_cells_are_selected_by_level_field_and_player_count():
     assert select_cells(matrix(100, 100), players={5}) == []
     everything = matrix(100, 100)
     assert select_cells(everything) == everything
+
+
+def test_a_selection_that_matches_no_cell_is_refused_before_anything_runs(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    with pytest.raises(SystemExit) as stop:
+        tournament_main(["--players", "5", "--games", "big-shot", "--results", str(results)])
+    assert stop.value.code == 2 and not results.exists()
+    assert "no cell of the tournament matches" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        tournament_main(["--players", "three"])
+    assert "--players: comma-separated player counts, not 'three'" in capsys.readouterr().err

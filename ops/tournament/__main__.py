@@ -63,6 +63,8 @@ def main(argv=None) -> int:
     cells = matrix(args.sessions, args.speculation_sessions, not args.no_extra_players, games,
                    search=not args.no_search)
     cells = select_cells(cells, args.only, args.field, players)
+    if not cells:
+        ap.error("no cell of the tournament matches --games, --only, --field and --players together")
     path = args.results or default_results(args.seed)
     if args.fresh and path.exists():
         path.unlink()
