@@ -44,7 +44,6 @@ from workers.bots import speculation as speculation_bots
 from workers.bots.study import bot_rng, wilson
 
 PLAYERS = 4
-SIGHTED_RESERVE = 6   # chips the sighted seat keeps back for its next ante (the dealer's ante)
 
 
 # ----------------------------------------------------------------------------- challengers
@@ -89,7 +88,8 @@ def _sighted(state, view: dict, legal: list[dict], seat: int, rng: random.Random
         bid = next(a for a in legal if a["type"] == "bid")
         low, high = bid["amount"]["min"], bid["amount"]["max"]
         gain = pot * ((_deal_winner(state, seat) == seat) - (_deal_winner(state) == seat))
-        limit = min(gain - 1, high, state.chips[seat] - SIGHTED_RESERVE)
+        # keep back the next ante, the dealer's at most
+        limit = min(gain - 1, high, state.chips[seat] - state.cfg.dealer_ante)
         if low > limit:
             return {"type": "pass"}
         # open where the holder's own odds say it should accept, as the heuristic does
@@ -138,7 +138,10 @@ CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
 # ----------------------------------------------------------------------------- sessions
 
 def play(game_name: str, challenger: str, index: int, seed: int) -> float:
-    """The challenger's win share in session `index` (it sits at index mod 4)."""
+    """The challenger's win share in session `index` (it sits at index mod 4).
+
+    Not `workers.bots.study.play_session`: that hands a policy its seat's view and nothing
+    else, by design, and the sighted seat needs the state."""
     game = get_game(game_name)
     choose = _challenger(game_name, challenger)
     rival = bot_policy(game_name, "heuristic")
