@@ -20,9 +20,16 @@ speculation:
   field: it shows what the face-down cards are worth, the one thing that could set seats
   apart when every seat reads the same exact odds off the table.
 
-speculate: the heuristic with one of its constants changed (`RIVAL_WEIGHT`,
-`PROGRESS_WEIGHT`, `MET_BONUS`, `MARGIN`, `RESERVE`), to show how far its play is from
-a better one nearby.
+speculate:
+- the heuristic with one of its constants changed (`RIVAL_WEIGHT`, `PROGRESS_WEIGHT`,
+  `MET_BONUS`, `MARGIN`, `RESERVE`), to show how far its play is from a better one nearby;
+- `search`: the search bot (its default iterations, no time cut, so a row is reproducible),
+  the control of the three rows after it;
+- `search, sees the objectives` / `search, sees the event cards` / `search, sighted`: the
+  same search, its sampled worlds given part of the real state (every objective and what
+  the objective decks hold; every hand and the event deck in its real order; both). Not
+  players the service could field: they show what each hidden part is worth to the search.
+  A search row takes a few seconds a session on one core, a heuristic row a few hundredths.
 
 A changed heuristic is a second copy of its module, so the three rivals keep theirs (and
 their caches). Each row: sessions, the challenger's win share with its Wilson 95% interval.
@@ -31,6 +38,7 @@ their caches). Each row: sessions, the challenger's win share with its Wilson 95
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import random
 import sys
@@ -98,6 +106,50 @@ def _sighted(state, view: dict, legal: list[dict], seat: int, rng: random.Random
     return speculation_bots.heuristic(view, legal, seat, rng)
 
 
+# What a speculate search seat may be shown of the real state, beyond its view (the rest it
+# samples, as the search bot does): name -> the fields taken from the real state.
+SPECULATE_SIGHT = {
+    "search": (),
+    "search, sees the objectives": ("objectives", "objective_decks"),
+    "search, sees the event cards": ("hands", "event_deck"),
+    "search, sighted": ("objectives", "objective_decks", "hands", "event_deck"),
+}
+
+
+def _speculate_search(sight: tuple[str, ...]) -> Callable:
+    """The speculate search bot at its default iterations, with no time cut (so a row is
+    reproducible), its sampled worlds given the fields `sight` of the real state
+    (`shown_determinizer`). Not a player the service could field: it shows what each hidden
+    part of the state is worth to the same search."""
+    from workers.bots.search import default_iterations, game_search
+    from workers.bots.search.budget import Budget
+    from workers.bots.search.core import search
+
+    spec = game_search("speculate")
+    budget = Budget(default_iterations("speculate"), 60_000)
+
+    def choose(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+        shown = dataclasses.replace(spec, determinize=shown_determinizer(state, sight, spec.determinize))
+        return search(shown, view, legal, seat, rng, budget)[0]
+
+    return choose
+
+
+def shown_determinizer(state, sight: tuple[str, ...], sample: Callable) -> Callable:
+    """A determinizer that samples a world from the view (`sample`) and then puts the real
+    state's fields `sight` in it. The objective decks are shuffled: what they hold follows
+    from every objective held, their order is what no seat can know; the event deck keeps
+    its real order (a sighted seat knows what everyone will draw)."""
+    def determinize(view: dict, seat: int, rng: random.Random):
+        world = sample(view, seat, rng)
+        shown = {name: getattr(state, name) for name in sight}
+        if "objective_decks" in shown:
+            shown["objective_decks"] = tuple(tuple(rng.sample(deck, len(deck))) for deck in state.objective_decks)
+        return dataclasses.replace(world, **shown)
+
+    return determinize
+
+
 def _heuristic_copy(game: str, **constants) -> Callable:
     """The game's heuristic from a second copy of its module, with `constants` set."""
     spec = importlib.util.find_spec(f"workers.bots.{game}")
@@ -130,6 +182,7 @@ CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
         "MARGIN 2": lambda: _heuristic_copy("speculate", MARGIN=2),
         "RESERVE 20": lambda: _heuristic_copy("speculate", RESERVE=20),
         "RESERVE 120": lambda: _heuristic_copy("speculate", RESERVE=120),
+        **{name: (lambda sight=sight: _speculate_search(sight)) for name, sight in SPECULATE_SIGHT.items()},
     },
 }
 

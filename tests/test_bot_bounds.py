@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from events.randomness import Draws
 from ops import bot_bounds
 from projections.registry import get_game
 from workers.bots import speculate as speculate_bots
+from workers.bots.search.speculate import determinize as determinize_speculate
 
 
 def _started(seed: str):
@@ -64,3 +67,40 @@ def test_an_unknown_challenger_is_refused(capsys):
     with pytest.raises(SystemExit):
         bot_bounds.main(["--game", "speculate", "--only", "sighted", "--sessions", "1"])
     assert "speculate has no challenger 'sighted'" in capsys.readouterr().err
+
+
+def _speculate_mid_game(seed: str = "5eed", decisions: int = 120):
+    """A speculate state some rounds in, all four seats playing the heuristic."""
+    game = get_game("speculate")
+    state = game.new_state(game.OptionsSchema().load({}), 4)
+    for event in game.start(state, Draws(seed, "v2")):
+        state = game.evolve(state, event)
+    for k in range(decisions):
+        seat = min(game.to_act(state))
+        action = speculate_bots.heuristic(game.view(state, seat), game.legal_actions(state, seat), seat,
+                                          random.Random(k))
+        for event in game.decide(state, seat, action, Draws(seed, f"m{k}")):
+            state = game.evolve(state, event)
+    return game, state
+
+
+@pytest.mark.parametrize("name", list(bot_bounds.SPECULATE_SIGHT))
+def test_a_speculate_search_seat_is_shown_what_its_row_says_and_samples_the_rest(name):
+    game, real = _speculate_mid_game()
+    seat = min(game.to_act(real))
+    view = game.view(real, seat)
+    sight = bot_bounds.SPECULATE_SIGHT[name]
+    determinize = bot_bounds.shown_determinizer(real, sight, determinize_speculate)
+    worlds = [determinize(view, seat, random.Random(k)) for k in range(30)]
+    for world in worlds:
+        assert game.view(world, seat) == view           # every world is one the seat cannot tell apart
+        for field in ("objectives", "hands", "event_deck"):
+            if field in sight:
+                assert getattr(world, field) == getattr(real, field)
+        if "objective_decks" in sight:                  # what the decks hold, not their order
+            assert [sorted(d) for d in world.objective_decks] == [sorted(d) for d in real.objective_decks]
+    for field in ("objectives", "hands", "event_deck"):
+        if field not in sight:                          # sampled: the real one is not handed over
+            assert any(getattr(w, field) != getattr(real, field) for w in worlds), field
+    if not sight:                                       # the plain search row is the search bot's own sampler
+        assert worlds[0] == determinize_speculate(view, seat, random.Random(0))
