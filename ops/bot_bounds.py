@@ -29,7 +29,8 @@ speculate:
   same search, its sampled worlds given part of the real state (every objective and what
   the objective decks hold; every hand and the event deck in its real order; both). Not
   players the service could field: they show what each hidden part is worth to the search.
-  A search row takes a few seconds a session on one core, a heuristic row a few hundredths.
+  A search row takes a few seconds a session on one core, a heuristic row a few hundredths:
+  without `--only`, the four search rows make a run of 400 sessions take hours.
 
 A changed heuristic is a second copy of its module, so the three rivals keep theirs (and
 their caches). Each row: sessions, the challenger's win share with its Wilson 95% interval.
@@ -126,7 +127,7 @@ def _speculate_search(sight: tuple[str, ...]) -> Callable:
     from workers.bots.search.core import search
 
     spec = game_search("speculate")
-    budget = Budget(default_iterations("speculate"), 60_000)
+    budget = Budget(default_iterations("speculate"), 60_000)     # a time cap no move reaches
 
     def choose(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
         shown = dataclasses.replace(spec, determinize=shown_determinizer(state, sight, spec.determinize))
