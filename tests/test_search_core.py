@@ -140,6 +140,28 @@ def test_halving_compares_the_moves_in_the_same_sampled_worlds():
 
 
 @pytest.mark.parametrize("root", ROOTS)
+def test_the_own_policy_plays_the_searching_seat_and_the_heuristic_its_rivals(root):
+    """`own_policy` gives the searching seat's prior (its root hint) and its moves below the
+    root; every other seat is asked the heuristic, the model of the rivals."""
+    asked = []
+
+    def recording(name, amount):
+        def choose(view, legal, seat, rng):
+            asked.append((name, seat))
+            return {"type": "bet", "amount": amount}
+        return choose
+
+    spec = dataclasses.replace(DUEL, heuristic=recording("heuristic", 0), own_policy=recording("own", 3))
+    state = toygame.State(seats=3, rounds=2, round=0, cards=duel(9).cards, bets=(None,) * 3,
+                          chips=duel(9).chips)
+    _, stats = play(state, 1, iterations=60, root=root, spec=spec)
+    assert asked[0] == ("own", 1)                       # the root's hint
+    assert {seat for name, seat in asked if name == "own"} == {1}
+    assert {seat for name, seat in asked if name == "heuristic"} == {0, 2}
+    assert dict(next(iter(stats.visits))) == {"type": "bet", "amount": 3}   # the hint, searched first
+
+
+@pytest.mark.parametrize("root", ROOTS)
 def test_a_fixed_iteration_count_is_reproducible_from_the_rng(root):
     a = play(duel(6), 0, iterations=200, seed=11, root=root)
     b = play(duel(6), 0, iterations=200, seed=11, root=root)

@@ -23,6 +23,10 @@ The root's moves are shared out in one of two ways (`GameSearch.root`):
   still in play is searched in the same worlds, the worse half dropped each round, and a
   move replaces the heuristic's only by a paired gain measured world by world.
 
+The heuristic stands for two things, and a game may split them (`GameSearch.own_policy`): the
+rivals' model (what the three other seats will do: the heuristic itself, the level they play)
+and the searching seat's own prior and rollout policy, which may be a stronger variant of it.
+
 Integer ranges in the legal actions (bids, counts) are searched at a few values: both ends,
 evenly spaced points between, and the heuristic's own value.
 
@@ -68,6 +72,8 @@ class GameSearch:
     confidence: float = CONFIDENCE   # standard errors by which a move must beat the heuristic's
     min_gain: float = 0.0            # and the win chance it must gain at least
     root: str = "ucb"                # "ucb" (ISUCT at the root too) or "halving" (Search._halving)
+    own_policy: Optional[Callable] = None   # the searching seat's own prior and rollout policy
+                                            # (None: the heuristic); the rivals always play the heuristic
 
 
 @dataclass
@@ -182,7 +188,7 @@ class Search:
         stats = SearchStats()
         started = self.clock()
         hint_rng = random.Random(self.base)
-        hint = self.spec.heuristic(self.view, legal, self.seat, hint_rng)
+        hint = self._policy(self.seat)(self.view, legal, self.seat, hint_rng)
         moves = candidate_moves(legal, hint)
         stats.root_moves = len(moves)
         if len(moves) <= 1:
@@ -380,10 +386,16 @@ class Search:
         except TypeError:          # a state with an unhashable field: no memo
             key, move = None, None
         if move is None:
-            move = self.spec.heuristic(self.game.view(state, actor), legal, actor, rng)
+            move = self._policy(actor)(self.game.view(state, actor), legal, actor, rng)
             if key is not None:
                 self._moves[key] = move
         return move
+
+    def _policy(self, actor: int) -> Callable:
+        """The searching seat's own policy for itself; the heuristic, its rivals' model, for them."""
+        if actor == self.seat and self.spec.own_policy is not None:
+            return self.spec.own_policy
+        return self.spec.heuristic
 
     def _apply(self, state, actor: int, move: dict, draws: FastDraws):
         for event in self.game.decide(state, actor, move, draws):
