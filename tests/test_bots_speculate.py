@@ -11,6 +11,8 @@ from dataclasses import replace
 from projections import speculate as g
 from projections.registry import get_game
 from tests.gamekit import seed_for, start_game
+from workers.bots.search import game_search
+from workers.bots import speculate as speculate_bots
 from workers.bots.speculate import heuristic
 from workers.bots import study
 from workers.bots.study import play_session, session_seed
@@ -80,3 +82,23 @@ def test_event_card_weighs_what_the_rivals_hold():
 def test_event_card_still_takes_its_own_gain_when_no_rival_profits_more():
     view, legal = _card_view(["shipping:+4", "shipping:+3", "mines:-1"])
     assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+4"}
+
+
+def test_the_rival_weight_is_a_parameter_the_search_seat_turns_up(monkeypatch):
+    """railways +4 gains the seat 32 and a rival 48; shipping +1 gains the seat 4 and nobody
+    else. At the heuristic's rival weight (0.5) railways is worth more (32 - 24 > 4); at the
+    search seat's own 1.0 (workers/bots/search SETTINGS) shipping is (4 > 32 - 48)."""
+    state, _ = start_game(g, {}, 4, seed_for(18))
+    shares = [[8, 8, 8, 8, 4], [8, 8, 8, 12, 0], [8, 8, 8, 0, 0], [8, 8, 8, 0, 0]]
+    state = replace(state, active=0, phase="event1", first_turn=False,
+                    shares=tuple(tuple(h) for h in shares),
+                    hands=g._set(state.hands, 0, ("railways:+4", "shipping:+1")),
+                    objectives=g._set(state.objectives, 0, g.objective_id(1, {0: 100, 1: 80, 2: 60})))
+    view, legal = g.view(state, 0), g.legal_actions(state, 0)
+    assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "railways:+4"}
+    assert heuristic(view, legal, 0, random.Random(0), rival_weight=1.0) == {"type": "play_event", "card": "shipping:+1"}
+    own = game_search("speculate").own_policy
+    assert own(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+1"}
+    # the module's constant is still read at each call (ops/bot_bounds.py's rows change it)
+    monkeypatch.setattr(speculate_bots, "RIVAL_WEIGHT", 1.0)
+    assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+1"}

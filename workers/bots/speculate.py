@@ -11,7 +11,8 @@
   progress toward its targets (a large bonus when the objective would be met at once, on
   the turn's second card, where the check follows), less RIVAL_WEIGHT x the best rival's
   gain from the same card (holdings are public: raising a type a rival holds more of helps
-  the rival more);
+  the rival more); `heuristic(..., rival_weight=...)` sets that weight (the search seat plays
+  its own moves at 1.0, workers/bots/search SETTINGS; the heuristic level keeps 0.5);
 - answering announcements: sells types it does not need (or its surplus) to buyers, buys
   the target types it lacks from sellers at market price;
 - paying a reward in shares: gives as many non-target shares and as few target shares as
@@ -79,7 +80,9 @@ def _rival_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[
     return best
 
 
-def _play_event(view: dict, legal: list[dict], seat: int) -> dict:
+def _play_event(view: dict, legal: list[dict], seat: int, rival_weight: Optional[float] = None) -> dict:
+    if rival_weight is None:          # read here, not bound as a default: ops/bot_bounds.py sets the constant
+        rival_weight = RIVAL_WEIGHT
     prices0 = view["prices"]
     money0 = view["money"][seat]
     second = view["phase"] == "event2"
@@ -93,7 +96,7 @@ def _play_event(view: dict, legal: list[dict], seat: int) -> dict:
         else:
             rules = view["rules"]
             prices[share] = min(rules["price_max"], max(rules["price_min"], prices[share] + move))
-        value = _evaluate(view, seat, prices, money, second) - RIVAL_WEIGHT * _rival_gain(view, seat, share, prices, move)
+        value = _evaluate(view, seat, prices, money, second) - rival_weight * _rival_gain(view, seat, share, prices, move)
         if best_value is None or value > best_value:
             best, best_value = action, value
     return best
@@ -187,14 +190,15 @@ def _give(view: dict, legal: list[dict], seat: int) -> dict:
     return pick(legal, key=lambda a: a["count"])
 
 
-def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
+def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random,
+              rival_weight: Optional[float] = None) -> dict:
     if not legal_actions:
         raise ValueError("no legal action")
     if "prices" not in view and isinstance(view.get("state"), dict):
         view = view["state"]            # the service's envelope (disclosure.view_for) around the game's view
     kind = legal_actions[0]["type"]
     if kind == "play_event":
-        return _play_event(view, legal_actions, seat)
+        return _play_event(view, legal_actions, seat, rival_weight)
     if kind == "respond":
         return _respond(view, legal_actions, seat)
     if kind == "give_shares":

@@ -16,13 +16,16 @@ from .core import GameSearch, search
 
 # Per game: the default iterations per move, the rollout's length (heuristic decisions
 # after the tree, before the evaluator), how many standard errors a move must gain over the
-# heuristic's own to replace it, and how the root shares out its iterations ("ucb" or
-# "halving", workers/bots/search/core.py). Chosen by short matches against three heuristics
-# (docs/bots.md); what one iteration costs differs tenfold between the games.
+# heuristic's own to replace it, how the root shares out its iterations ("ucb" or
+# "halving", workers/bots/search/core.py), and the keyword arguments that turn the game's
+# heuristic into the searching seat's own prior and rollout policy ("own_policy"; the rivals
+# are always modelled by the heuristic itself). Chosen by short matches against three
+# heuristics (docs/bots.md); what one iteration costs differs tenfold between the games.
 SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
     "spekulation": {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"},
-    "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0},
+    "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0,
+                  "own_policy": {"rival_weight": 1.0}},
     "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03},
 }
 
@@ -35,10 +38,12 @@ def game_search(game_type: str) -> GameSearch:
     sampler = importlib.import_module(f"workers.bots.search.{name}")
     heuristic = importlib.import_module(f"workers.bots.{name}").heuristic
     settings = SETTINGS.get(game_type, {})
+    own = settings.get("own_policy")
     return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
                       heuristic=heuristic, rollout_moves=settings.get("rollout_moves", 4),
                       confidence=settings.get("confidence", 1.0), min_gain=settings.get("min_gain", 0.0),
-                      root=settings.get("root", "ucb"))
+                      root=settings.get("root", "ucb"),
+                      own_policy=None if own is None else functools.partial(heuristic, **own))
 
 
 def default_iterations(game_type: str) -> int:
