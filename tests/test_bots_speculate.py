@@ -59,12 +59,13 @@ def test_most_announcements_fill_something(monkeypatch):
     assert filled[False] / (filled[True] + filled[False]) < 0.5, filled
 
 
-def _card_view(hand):
+def _card_view(hand, shares=None):
     state, _ = start_game(g, {}, 4, seed_for(18))
-    shares = [list(h) for h in state.shares]
-    shares[0] = [8, 8, 8, 4, 4]          # targets stores/mines/properties; 4 railways, 4 shipping
-    shares[1] = [8, 8, 8, 20, 0]         # a rival with 20 railways; no rival holds shipping
-    shares[2] = shares[3] = [8, 8, 8, 8, 0]
+    if shares is None:
+        shares = [list(h) for h in state.shares]
+        shares[0] = [8, 8, 8, 4, 4]      # targets stores/mines/properties; 4 railways, 4 shipping
+        shares[1] = [8, 8, 8, 20, 0]     # a rival with 20 railways; no rival holds shipping
+        shares[2] = shares[3] = [8, 8, 8, 8, 0]
     state = replace(state, active=0, phase="event1", first_turn=False,
                     shares=tuple(tuple(h) for h in shares),
                     hands=g._set(state.hands, 0, tuple(hand)),
@@ -88,13 +89,8 @@ def test_the_rival_weight_is_a_parameter_the_search_seat_turns_up(monkeypatch):
     """railways +4 gains the seat 32 and a rival 48; shipping +1 gains the seat 4 and nobody
     else. At the heuristic's rival weight (0.5) railways is worth more (32 - 24 > 4); at the
     search seat's own 1.0 (workers/bots/search SETTINGS) shipping is (4 > 32 - 48)."""
-    state, _ = start_game(g, {}, 4, seed_for(18))
-    shares = [[8, 8, 8, 8, 4], [8, 8, 8, 12, 0], [8, 8, 8, 0, 0], [8, 8, 8, 0, 0]]
-    state = replace(state, active=0, phase="event1", first_turn=False,
-                    shares=tuple(tuple(h) for h in shares),
-                    hands=g._set(state.hands, 0, ("railways:+4", "shipping:+1")),
-                    objectives=g._set(state.objectives, 0, g.objective_id(1, {0: 100, 1: 80, 2: 60})))
-    view, legal = g.view(state, 0), g.legal_actions(state, 0)
+    view, legal = _card_view(["railways:+4", "shipping:+1"],
+                             shares=[[8, 8, 8, 8, 4], [8, 8, 8, 12, 0], [8, 8, 8, 0, 0], [8, 8, 8, 0, 0]])
     assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "railways:+4"}
     assert heuristic(view, legal, 0, random.Random(0), rival_weight=1.0) == {"type": "play_event", "card": "shipping:+1"}
     own = game_search("speculate").own_policy

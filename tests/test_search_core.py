@@ -151,11 +151,15 @@ def test_the_own_policy_plays_the_searching_seat_and_the_heuristic_its_rivals(ro
             return {"type": "bet", "amount": amount}
         return choose
 
-    spec = dataclasses.replace(DUEL, heuristic=recording("heuristic", 0), own_policy=recording("own", 3))
-    state = toygame.State(seats=3, rounds=2, round=0, cards=duel(9).cards, bets=(None,) * 3,
-                          chips=duel(9).chips)
+    def two_rounds(view, seat, rng):        # the duel's sampled worlds, two rounds long
+        return dataclasses.replace(duel_determinize(view, seat, rng), rounds=2)
+
+    spec = dataclasses.replace(DUEL, determinize=two_rounds, heuristic=recording("heuristic", 0),
+                               own_policy=recording("own", 3))
+    state = dataclasses.replace(duel(9), rounds=2)
     _, stats = play(state, 1, iterations=60, root=root, spec=spec)
     assert asked[0] == ("own", 1)                       # the root's hint
+    assert asked.count(("own", 1)) > 1                  # and its second-round moves below the root
     assert {seat for name, seat in asked if name == "own"} == {1}
     assert {seat for name, seat in asked if name == "heuristic"} == {0, 2}
     assert dict(next(iter(stats.visits))) == {"type": "bet", "amount": 3}   # the hint, searched first
