@@ -166,6 +166,31 @@ def test_the_own_policy_plays_the_searching_seat_and_the_heuristic_its_rivals(ro
 
 
 @pytest.mark.parametrize("root", ROOTS)
+def test_the_root_hint_gives_the_roots_move_alone(root):
+    """`root_hint` is asked once, for the root's move; below the root the searching seat plays
+    its own policy and the rivals the heuristic."""
+    asked = []
+
+    def recording(name, amount):
+        def choose(view, legal, seat, rng):
+            asked.append((name, seat))
+            return {"type": "bet", "amount": amount}
+        return choose
+
+    def two_rounds(view, seat, rng):
+        return dataclasses.replace(duel_determinize(view, seat, rng), rounds=2)
+
+    spec = dataclasses.replace(DUEL, determinize=two_rounds, heuristic=recording("heuristic", 0),
+                               own_policy=recording("own", 1), root_hint=recording("root", 3))
+    state = dataclasses.replace(duel(9), rounds=2)
+    _, stats = play(state, 1, iterations=60, root=root, spec=spec)
+    assert asked.count(("root", 1)) == 1 and asked[0] == ("root", 1)
+    assert ("own", 1) in asked                              # its second-round moves
+    assert {seat for name, seat in asked if name == "heuristic"} == {0, 2}
+    assert dict(next(iter(stats.visits))) == {"type": "bet", "amount": 3}   # the hint, searched first
+
+
+@pytest.mark.parametrize("root", ROOTS)
 def test_a_fixed_iteration_count_is_reproducible_from_the_rng(root):
     a = play(duel(6), 0, iterations=200, seed=11, root=root)
     b = play(duel(6), 0, iterations=200, seed=11, root=root)

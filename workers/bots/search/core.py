@@ -26,6 +26,9 @@ The root's moves are shared out in one of two ways (`GameSearch.root`):
 The heuristic stands for two things, and a game may split them (`GameSearch.own_policy`): the
 rivals' model (what the three other seats will do: the heuristic itself, the level they play)
 and the searching seat's own prior and rollout policy, which may be a stronger variant of it.
+A game may also give the root's move a policy of its own (`GameSearch.root_hint`), run once a
+search where it would cost too much at every node: the move the search keeps unless it finds
+a better one, while below the root the seat plays its own policy.
 
 Integer ranges in the legal actions (bids, counts) are searched at a few values: both ends,
 evenly spaced points between, and the heuristic's own value.
@@ -74,6 +77,8 @@ class GameSearch:
     root: str = "ucb"                # "ucb" (ISUCT at the root too) or "halving" (Search._halving)
     own_policy: Optional[Callable] = None   # the searching seat's own prior and rollout policy
                                             # (None: the heuristic); the rivals always play the heuristic
+    root_hint: Optional[Callable] = None    # the seat's move at the root alone, from a policy too
+                                            # costly to run at every node (None: own_policy)
 
 
 @dataclass
@@ -188,7 +193,7 @@ class Search:
         stats = SearchStats()
         started = self.clock()
         hint_rng = random.Random(self.base)
-        hint = self._policy(self.seat)(self.view, legal, self.seat, hint_rng)
+        hint = (self.spec.root_hint or self._policy(self.seat))(self.view, legal, self.seat, hint_rng)
         moves = candidate_moves(legal, hint)
         stats.root_moves = len(moves)
         if len(moves) <= 1:
