@@ -14,6 +14,9 @@ speculation:
 - `never-trade`: reveals, keeps every card, never bids, declines every bid;
 - `chip-model x0.5` / `x4`: the heuristic with its chip-value model blurred half or four
   times as much (`SPREAD`);
+- `auction lookahead`: the heuristic, but bidding on the best trump as the search's root does
+  (`workers.bots.search.speculation.auction_lookahead`: every bid played out against the
+  rivals' heuristic replies);
 - `sighted`: a seat that sees every face-down card (it reads the state, which no bot may):
   it keeps a card that the cards say will win, sells one that will be beaten for any bid,
   and bids up to the pot when buying turns the deal its way. Not a player the service could
@@ -50,6 +53,7 @@ from events.randomness import Draws
 from projections.registry import get_game
 from workers.bots import policy as bot_policy
 from workers.bots import speculation as speculation_bots
+from workers.bots.search.speculation import auction_lookahead
 from workers.bots.study import bot_rng, wilson
 
 PLAYERS = 4
@@ -63,6 +67,10 @@ def _never_trade(state, view: dict, legal: list[dict], seat: int, rng: random.Ra
         if kind in types:
             return {"type": kind}
     return speculation_bots.heuristic(view, legal, seat, rng)
+
+
+def _auction_lookahead(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+    return auction_lookahead(view, legal, seat, rng)
 
 
 def _deal_winner(state, holder: Optional[int] = None) -> int:
@@ -169,6 +177,7 @@ CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
         "never-trade": lambda: _never_trade,
         "chip-model x0.5": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 0.5),
         "chip-model x4": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 4),
+        "auction lookahead": lambda: _auction_lookahead,
         "sighted": lambda: _sighted,
     },
     "speculate": {

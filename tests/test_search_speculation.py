@@ -14,7 +14,7 @@ from functools import cache
 
 from events.randomness import Draws
 from projections.registry import get_game
-from projections.templates import fill_template
+from projections.templates import fill_template, matches
 from workers.bots import policy
 from workers.bots import speculation as heuristic_bot
 from workers.bots.search import speculation as search_game
@@ -379,3 +379,104 @@ def test_speed_at_four_players():
     # generous bounds: the machine is shared
     assert determinize_ms < 0.5
     assert cold_ms < 2.0
+
+
+# --------------------------------------------------------------------------- the root's bid
+
+def _trump_bids() -> list:
+    """(state, seat) at every bid on the best trump of the recorded sessions."""
+    out = []
+    for state in _live():
+        if state.phase == "bidding" and state.kind == "trump":
+            out.append((state, G.to_act(state)[0]))
+    return out
+
+
+def _auction_by_the_rules(state, seat: int, amount):
+    """The real state once its auction is over, `seat` bidding `amount` (None: passing) and
+    passing after, every other seat on the heuristic: the rules step by step, no lookahead."""
+    first = True
+    version = 0
+    while state.phase in ("bidding", "close"):
+        actor = G.to_act(state)[0]
+        legal = G.legal_actions(state, actor)
+        if actor == seat and state.phase == "bidding":
+            action = {"type": "bid", "amount": amount} if first and amount is not None else {"type": "pass"}
+            first = False
+        else:
+            action = heuristic_bot.heuristic(G.view(state, actor), legal, actor, random.Random(actor))
+        version += 1
+        events = G.decide(state, actor, action, Draws(_seed(77), f"v{version}"))
+        for event in events:
+            state = G.evolve(state, event)
+            if state.phase not in ("bidding", "close"):
+                return state
+    return state
+
+
+def test_there_are_trump_bids_to_check():
+    assert len(_trump_bids()) >= 40
+
+
+def test_a_played_out_auction_is_the_real_auction():
+    """The lookahead plays the auction out in a sampled world; the same bids in the real
+    state, the real cards in the piles, end it the same way: every seat sees the same table
+    after it (nothing in an auction reads a face-down card)."""
+    rng = random.Random(5)
+    for state, seat in _trump_bids():
+        view = G.view(state, seat)
+        world = determinize(view, seat, rng)
+        low, high = state.high + 1, G.legal_actions(state, seat)[0]["amount"]["max"]
+        for amount in {None, low, high, rng.randint(low, high)}:
+            real = _auction_by_the_rules(state, seat, amount)
+            played = search_game.played_out_auction(world, seat, amount)
+            assert played.phase == real.phase
+            assert all(G.view(played, s) == G.view(real, s) for s in range(state.cfg.n))
+
+
+def test_the_table_chance_is_the_evaluators_where_its_odds_are_exact():
+    """`table_chance` folds the heuristic's deal odds as `evaluate` folds its own: the same
+    where `evaluate`'s odds are exact, and the same for every sample of the face-down cards."""
+    rng = random.Random(8)
+    checked = 0
+    for state in _live()[::2]:
+        if not state.table:
+            continue
+        seat = G.to_act(state)[0]
+        chance = search_game.table_chance(state, seat)
+        assert chance == search_game.table_chance(determinize(G.view(state, seat), seat, rng), seat)
+        if len(_face_down(state)) <= search_game.EXACT_ODDS_CARDS:
+            assert abs(chance - evaluate(state)[seat]) < 1e-9
+            checked += 1
+    assert checked >= 100
+
+
+def test_the_lookahead_is_the_heuristic_except_on_trump_bids():
+    rng = random.Random(6)
+    for state in _live()[::3]:
+        seat = G.to_act(state)[0]
+        if state.phase == "bidding" and state.kind == "trump":
+            continue
+        view, legal = G.view(state, seat), G.legal_actions(state, seat)
+        assert search_game.auction_lookahead(view, legal, seat, rng) == heuristic_bot.heuristic(view, legal, seat, rng)
+
+
+def test_the_lookahead_bids_what_plays_out_best():
+    """Its bid is legal, never worse played out than the heuristic's, and it differs from the
+    heuristic's somewhere in the recorded sessions (else it would be the heuristic)."""
+    differs = 0
+    for state, seat in _trump_bids():
+        view, legal = G.view(state, seat), G.legal_actions(state, seat)
+        chosen = search_game.auction_lookahead(view, legal, seat, random.Random(0))
+        plain = heuristic_bot.heuristic(view, legal, seat, random.Random(0))
+        assert matches(chosen, legal)
+        world = determinize(view, seat, random.Random(1))
+
+        def worth(move):
+            return search_game.table_chance(search_game.played_out_auction(world, seat, move.get("amount")), seat)
+
+        assert worth(chosen) >= worth(plain)
+        if chosen != plain:
+            differs += 1
+            assert worth(chosen) > worth(plain) + search_game.LOOKAHEAD_MIN_GAIN
+    assert differs >= 1

@@ -19,14 +19,17 @@ from .core import GameSearch, search
 # heuristic's own to replace it, how the root shares out its iterations ("ucb" or
 # "halving", workers/bots/search/core.py), and the keyword arguments that turn the game's
 # heuristic into the searching seat's own prior and rollout policy ("own_policy"; the rivals
-# are always modelled by the heuristic itself). Chosen by short matches against three
-# heuristics (docs/bots.md); what one iteration costs differs tenfold between the games.
+# are always modelled by the heuristic itself), and the function of the game's search module
+# that gives the root's move ("root_hint", run once a search; default: the own policy).
+# Chosen by short matches against three heuristics (docs/bots.md); what one iteration costs
+# differs tenfold between the games.
 SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
     "spekulation": {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"},
     "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0,
                   "own_policy": {"rival_weight": 1.0}},
-    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03},
+    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03,
+                    "root_hint": "auction_lookahead"},
 }
 
 
@@ -39,11 +42,13 @@ def game_search(game_type: str) -> GameSearch:
     heuristic = importlib.import_module(f"workers.bots.{name}").heuristic
     settings = SETTINGS.get(game_type, {})
     own = settings.get("own_policy")
+    root_hint = settings.get("root_hint")
     return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
                       heuristic=heuristic, rollout_moves=settings.get("rollout_moves", 4),
                       confidence=settings.get("confidence", 1.0), min_gain=settings.get("min_gain", 0.0),
                       root=settings.get("root", "ucb"),
-                      own_policy=None if own is None else functools.partial(heuristic, **own))
+                      own_policy=None if own is None else functools.partial(heuristic, **own),
+                      root_hint=None if root_hint is None else getattr(sampler, root_hint))
 
 
 def default_iterations(game_type: str) -> int:

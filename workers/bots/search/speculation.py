@@ -21,6 +21,15 @@ only, not the sampled cards: the same expectation, none of their variance) while
 EXACT_ODDS_CARDS cards are face down; above that the exact odds cost seconds, so the rest of
 the deal is played out instead in PLAYOUTS fixed rearrangements of the sampled face-down
 cards (each as likely as the sample itself, so the average is unbiased).
+
+The root's move when the seat may bid for the best trump (`auction_lookahead`): nothing is
+turned during an auction, and the rivals are heuristic players deciding from the public
+table alone, so the rest of the auction after any bid is not a guess: it is played out, bid
+by bid, exactly as the rivals will play it. The seat weighs every bid it may make (and
+passing) by where the auction then ends, who holds the card at what price, and bids the best
+one. The heuristic's own bid values the card against the holder keeping it; the played-out
+auction also sees who buys it otherwise: it outbids a leader about to buy cheaply, and bids a
+rival up to just below what that rival will pay when the rival's paying more helps the seat.
 """
 
 from __future__ import annotations
@@ -30,11 +39,14 @@ import random
 from functools import lru_cache
 
 from projections.speculation import (
-    ALL_CARDS, BLIND, BIDDING, CARD_OF, CLOSE, DECK_SIZE, PLAYER_PHASES, RANKS, RULES_VERSION, SUITS,
-    TURNUP, Config, State, is_over, result,
+    ALL_CARDS, BLIND, BIDDING, CARD_OF, CLOSE, DECK_SIZE, KIND_TRUMP, PLAYER_PHASES, RANKS, RULES_VERSION,
+    SUITS, TURNUP, Config, State, decide, evolve, is_over, legal_actions, result, to_act, view as view_of,
 )
 from projections.speculation.rules import pile_at
-from workers.bots.speculation import _futures, _rotation_odds, after_antes
+from workers.bots.search.core import FastDraws
+from workers.bots.speculation import (
+    _deal_odds, _futures, _pick, _reserve, _rotation_odds, after_antes, heuristic,
+)
 
 NO_CAP = 1 << 60          # Config.cap without a price cap, as new_state sets it
 # The exact odds solve one subproblem per reachable (pile sizes, holder, higher trumps left):
@@ -190,6 +202,65 @@ def _blind_k(view: dict, holder: int) -> int:
     return (offerer - base) % n or n
 
 
+# ----------------------------------------------------------------------------- the root's bid
+
+LOOKAHEAD_MIN_GAIN = 0.002    # win chance a bid must add over the heuristic's to replace it
+_AUCTION = frozenset((BIDDING, CLOSE))
+
+
+def auction_lookahead(view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+    """The heuristic's move, but for a bid on the best trump: the bid (or pass) whose auction,
+    played out with the rivals' heuristic replies, leaves the seat the best chance to win the
+    session (the heuristic's own bid unless another gains LOOKAHEAD_MIN_GAIN)."""
+    base = heuristic(view, legal, seat, rng)
+    template = _pick(legal, "bid")
+    if template is None or (view.get("auction") or {}).get("kind") != KIND_TRUMP:
+        return base
+    low, high = template["amount"]["min"], template["amount"]["max"]
+    cap = min(high, view["chips"][seat] - _reserve(view, seat))
+    # no card is turned in an auction, so which cards the sample holds is never read
+    world = determinize(view, seat, random.Random(0))
+    base_bid = base["amount"] if base["type"] == "bid" else None
+    best, best_value = base, table_chance(played_out_auction(world, seat, base_bid), seat)
+    for amount in [None, *range(low, cap + 1)]:
+        if amount == base_bid:
+            continue
+        value = table_chance(played_out_auction(world, seat, amount), seat)
+        if value > best_value + LOOKAHEAD_MIN_GAIN:
+            best, best_value = {"type": "pass"} if amount is None else {"type": "bid", "amount": amount}, value
+    return best
+
+
+def played_out_auction(world: State, seat: int, amount) -> State:
+    """`world` once its auction is over, `seat` bidding `amount` now (None: passing) and
+    passing after, every other seat and the seller playing the heuristic."""
+    state, first = world, True
+    # an auction draws nothing; a sale that ends the deal makes the rules go on to the next
+    # deal's shuffle, whose events are not kept
+    draws = FastDraws(random.Random(0))
+    while state.phase in _AUCTION:
+        actor = to_act(state)[0]
+        if actor == seat and state.phase == BIDDING:
+            move = {"type": "bid", "amount": amount} if first and amount is not None else {"type": "pass"}
+            first = False
+        else:
+            move = heuristic(view_of(state, actor), legal_actions(state, actor), actor, random.Random(actor))
+        for event in decide(state, actor, move, draws):
+            state = evolve(state, event)
+            if state.phase not in _AUCTION:     # the auction is over: not the deal's end or the next deal
+                break
+    return state
+
+
+def table_chance(state: State, seat: int) -> float:
+    """`seat`'s win chance as `evaluate` gives it, but from the public table alone at every
+    size: the deal's odds are the heuristic's `_deal_odds` (exact, or fixed samples of the
+    rotation at the biggest tables), where `evaluate` plays the biggest tables out in the
+    sampled cards."""
+    view = view_of(state, seat)
+    return _fold(state, _deal_odds(view, None if view["best_in_dead_hand"] else view["holder"]))[seat]
+
+
 # ----------------------------------------------------------------------------- evaluate
 
 def evaluate(state: State) -> list[float]:
@@ -199,13 +270,18 @@ def evaluate(state: State) -> list[float]:
     if is_over(state):
         winners = result(state)["winners"]
         return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
-    cfg = state.cfg
-    if state.table:
-        deals_left, next_dealer = cfg.deals - state.deal_no, (state.dealer + 1) % n
-        outcomes = _pot_odds(state)
-    else:   # between deals (no view rests here): the dealer has already moved on
-        deals_left, next_dealer = cfg.deals - state.deal_no, state.dealer
-        outcomes = [0.0] * n + [1.0]
+    if not state.table:   # between deals (no view rests here): the pot is settled
+        return _fold(state, [0.0] * n + [1.0])
+    return _fold(state, _pot_odds(state))
+
+
+def _fold(state: State, outcomes: list[float]) -> list[float]:
+    """Each seat's win chance, `outcomes` being each seat's chance to take this deal's pot
+    (last: the dead hand's, the pot staying in the pot), normalised to shares."""
+    n, cfg = state.cfg.n, state.cfg
+    deals_left = cfg.deals - state.deal_no
+    # between deals the dealer has already moved on
+    next_dealer = (state.dealer + 1) % n if state.table else state.dealer
     chances = [0.0] * n
     for winner, p in enumerate(outcomes):
         if p <= 0.0:
