@@ -139,23 +139,25 @@ def test_halving_compares_the_moves_in_the_same_sampled_worlds():
     assert len(set(first_round[::4])) > 1
 
 
+def _recording(asked: list, name: str, amount: int):
+    """A policy that bets `amount` and notes (name, seat) in `asked` each time it is asked."""
+    def choose(view, legal, seat, rng):
+        asked.append((name, seat))
+        return {"type": "bet", "amount": amount}
+    return choose
+
+
+def _two_rounds(view, seat, rng):        # the duel's sampled worlds, two rounds long
+    return dataclasses.replace(duel_determinize(view, seat, rng), rounds=2)
+
+
 @pytest.mark.parametrize("root", ROOTS)
 def test_the_own_policy_plays_the_searching_seat_and_the_heuristic_its_rivals(root):
     """`own_policy` gives the searching seat's prior (its root hint) and its moves below the
     root; every other seat is asked the heuristic, the model of the rivals."""
     asked = []
-
-    def recording(name, amount):
-        def choose(view, legal, seat, rng):
-            asked.append((name, seat))
-            return {"type": "bet", "amount": amount}
-        return choose
-
-    def two_rounds(view, seat, rng):        # the duel's sampled worlds, two rounds long
-        return dataclasses.replace(duel_determinize(view, seat, rng), rounds=2)
-
-    spec = dataclasses.replace(DUEL, determinize=two_rounds, heuristic=recording("heuristic", 0),
-                               own_policy=recording("own", 3))
+    spec = dataclasses.replace(DUEL, determinize=_two_rounds, heuristic=_recording(asked, "heuristic", 0),
+                               own_policy=_recording(asked, "own", 3))
     state = dataclasses.replace(duel(9), rounds=2)
     _, stats = play(state, 1, iterations=60, root=root, spec=spec)
     assert asked[0] == ("own", 1)                       # the root's hint
@@ -170,18 +172,8 @@ def test_the_root_hint_gives_the_roots_move_alone(root):
     """`root_hint` is asked once, for the root's move; below the root the searching seat plays
     its own policy and the rivals the heuristic."""
     asked = []
-
-    def recording(name, amount):
-        def choose(view, legal, seat, rng):
-            asked.append((name, seat))
-            return {"type": "bet", "amount": amount}
-        return choose
-
-    def two_rounds(view, seat, rng):
-        return dataclasses.replace(duel_determinize(view, seat, rng), rounds=2)
-
-    spec = dataclasses.replace(DUEL, determinize=two_rounds, heuristic=recording("heuristic", 0),
-                               own_policy=recording("own", 1), root_hint=recording("root", 3))
+    spec = dataclasses.replace(DUEL, determinize=_two_rounds, heuristic=_recording(asked, "heuristic", 0),
+                               own_policy=_recording(asked, "own", 1), root_hint=_recording(asked, "root", 3))
     state = dataclasses.replace(duel(9), rounds=2)
     _, stats = play(state, 1, iterations=60, root=root, spec=spec)
     assert asked.count(("root", 1)) == 1 and asked[0] == ("root", 1)
