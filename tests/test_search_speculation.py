@@ -480,3 +480,15 @@ def test_the_lookahead_bids_what_plays_out_best():
             differs += 1
             assert worth(chosen) > worth(plain) + search_game.LOOKAHEAD_MIN_GAIN
     assert differs >= 1
+
+
+def test_the_lookahead_leaves_the_biggest_tables_to_the_heuristic():
+    """At 8 players the played-out auctions would take past the time cap: the heuristic bids."""
+    states = [s for k in range(2) for s in _play(8, {}, 950 + k)
+              if not G.is_over(s) and s.phase == "bidding" and s.kind == "trump"]
+    assert states
+    for state in states:
+        seat = G.to_act(state)[0]
+        view, legal = G.view(state, seat), G.legal_actions(state, seat)
+        assert search_game.auction_lookahead(view, legal, seat, random.Random(0)) == \
+            heuristic_bot.heuristic(view, legal, seat, random.Random(0))

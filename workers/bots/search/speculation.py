@@ -45,7 +45,7 @@ from projections.speculation import (
 from projections.speculation.rules import pile_at
 from workers.bots.search.core import FastDraws
 from workers.bots.speculation import (
-    _deal_odds, _futures, _pick, _reserve, _rotation_odds, after_antes, heuristic,
+    EXACT_CARDS, _deal_odds, _futures, _pick, _reserve, _rotation_odds, after_antes, heuristic,
 )
 
 NO_CAP = 1 << 60          # Config.cap without a price cap, as new_state sets it
@@ -205,16 +205,23 @@ def _blind_k(view: dict, holder: int) -> int:
 # ----------------------------------------------------------------------------- the root's bid
 
 LOOKAHEAD_MIN_GAIN = 0.002    # win chance a bid must add over the heuristic's to replace it
+LOOKAHEAD_MAX_PLAYERS = 6     # above: the heuristic's bid (the lookahead's worst bid at 6: about 0.1 s)
 _AUCTION = frozenset((BIDDING, CLOSE))
 
 
 def auction_lookahead(view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
     """The heuristic's move, but for a bid on the best trump: the bid (or pass) whose auction,
     played out with the rivals' heuristic replies, leaves the seat the best chance to win the
-    session (the heuristic's own bid unless another gains LOOKAHEAD_MIN_GAIN)."""
+    session (the heuristic's own bid unless another gains LOOKAHEAD_MIN_GAIN). At the biggest
+    tables (more than LOOKAHEAD_MAX_PLAYERS players, or more than the heuristic's EXACT_CARDS
+    cards face down) the heuristic's bid."""
     base = heuristic(view, legal, seat, rng)
     template = _pick(legal, "bid")
     if template is None or (view.get("auction") or {}).get("kind") != KIND_TRUMP:
+        return base
+    if view["players"] > LOOKAHEAD_MAX_PLAYERS or sum(view["piles"]) + (view["dead_hand"] or 0) > EXACT_CARDS:
+        # more rivals to reply, each from sampled walks past EXACT_CARDS: the bids would take
+        # hundreds of milliseconds (up to 0.5 s at 8 players), past the time cap
         return base
     low, high = template["amount"]["min"], template["amount"]["max"]
     cap = min(high, view["chips"][seat] - _reserve(view, seat))
