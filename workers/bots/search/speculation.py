@@ -228,30 +228,30 @@ def auction_lookahead(view: dict, legal: list[dict], seat: int, rng: random.Rand
     # no card is turned in an auction, so which cards the sample holds is never read
     world = determinize(view, seat, random.Random(0))
     base_bid = base["amount"] if base["type"] == "bid" else None
-    best, best_value = base, table_chance(played_out_auction(world, seat, base_bid), seat)
-    for amount in [None, *range(low, cap + 1)]:
-        if amount == base_bid:
-            continue
-        value = table_chance(played_out_auction(world, seat, amount), seat)
-        if value > best_value + LOOKAHEAD_MIN_GAIN:
-            best, best_value = {"type": "pass"} if amount is None else {"type": "bid", "amount": amount}, value
-    return best
+    values = {amount: table_chance(played_out_auction(world, seat, amount), seat)
+              for amount in {base_bid, None, *range(low, cap + 1)}}
+    # the best bid (the lowest of equals, passing first), if it beats the heuristic's by enough
+    amount = max(values, key=lambda a: (values[a], a is None, -(a or 0)))
+    if values[amount] <= values[base_bid] + LOOKAHEAD_MIN_GAIN:
+        return base
+    return {"type": "pass"} if amount is None else {"type": "bid", "amount": amount}
 
 
 def played_out_auction(world: State, seat: int, amount) -> State:
     """`world` once its auction is over, `seat` bidding `amount` now (None: passing) and
     passing after, every other seat and the seller playing the heuristic."""
     state, first = world, True
-    # an auction draws nothing; a sale that ends the deal makes the rules go on to the next
-    # deal's shuffle, whose events are not kept
-    draws = FastDraws(random.Random(0))
+    # an auction draws nothing (the heuristic's bids neither); a sale that ends the deal makes
+    # the rules go on to the next deal's shuffle, whose events are not kept
+    rng = random.Random(0)
+    draws = FastDraws(rng)
     while state.phase in _AUCTION:
         actor = to_act(state)[0]
         if actor == seat and state.phase == BIDDING:
             move = {"type": "bid", "amount": amount} if first and amount is not None else {"type": "pass"}
             first = False
         else:
-            move = heuristic(view_of(state, actor), legal_actions(state, actor), actor, random.Random(actor))
+            move = heuristic(view_of(state, actor), legal_actions(state, actor), actor, rng)
         for event in decide(state, actor, move, draws):
             state = evolve(state, event)
             if state.phase not in _AUCTION:     # the auction is over: not the deal's end or the next deal
