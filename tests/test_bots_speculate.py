@@ -98,3 +98,28 @@ def test_the_rival_weight_is_a_parameter_the_search_seat_turns_up(monkeypatch):
     # the module's constant is still read at each call (ops/bot_bounds.py's rows change it)
     monkeypatch.setattr(speculate_bots, "RIVAL_WEIGHT", 1.0)
     assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+1"}
+
+
+def test_the_search_seat_weighs_a_card_by_what_it_does_to_the_leading_rival():
+    """railways -4 costs the seat 16 and the leading rival (20 railways) 80, who stays in the
+    lead; shipping +1 gains the seat 4 and nobody else. The heuristic's best-gain measure sees
+    no rival gain in either card and takes shipping; measured against the leader, railways
+    -4 is worth 80 - 16 to the seat, and the search seat's own policy plays it."""
+    view, legal = _card_view(["railways:-4", "shipping:+1"])
+    assert heuristic(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "shipping:+1"}
+    assert heuristic(view, legal, 0, random.Random(0), rival_weight=1.0, rival_measure="leader") == {
+        "type": "play_event", "card": "railways:-4"}
+    own = game_search("speculate").own_policy
+    assert own(view, legal, 0, random.Random(0)) == {"type": "play_event", "card": "railways:-4"}
+
+
+def test_the_leader_measure_counts_a_trailing_rival_lifted_past_the_leader():
+    """A card that lifts a trailing rival above the leader moves the best rival score by the
+    difference only: stores +4 lifts rival 2 (40 stores) by 160, past rival 1 by 160 - 40."""
+    shares = [[8, 8, 8, 4, 4], [0, 0, 0, 40, 0], [40, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
+    view, _ = _card_view(["stores:+4"], shares=shares)
+    view = {**view, "money": [100, 140, 100, 100]}
+    prices = dict(view["prices"], stores=view["prices"]["stores"] + 4)
+    lead_before = max(speculate_bots._score(view, q, view["prices"]) for q in (1, 2, 3))
+    lead_after = max(speculate_bots._score(view, q, prices) for q in (1, 2, 3))
+    assert speculate_bots._leader_gain(view, 0, "stores", prices, 4) == lead_after - lead_before == 120

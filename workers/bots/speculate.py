@@ -11,8 +11,10 @@
   progress toward its targets (a large bonus when the objective would be met at once, on
   the turn's second card, where the check follows), less RIVAL_WEIGHT x the best rival's
   gain from the same card (holdings are public: raising a type a rival holds more of helps
-  the rival more); `heuristic(..., rival_weight=...)` sets that weight (the search seat plays
-  its own moves at 1.0, workers/bots/search SETTINGS; the heuristic level keeps 0.5);
+  the rival more); `heuristic(..., rival_weight=...)` sets that weight, and
+  `rival_measure="leader"` measures instead how the card moves the best rival score, up or
+  down (the search seat plays its own moves at weight 1.0 against the leader,
+  workers/bots/search SETTINGS; the heuristic level keeps 0.5 and the best gain);
 - answering announcements: sells types it does not need (or its surplus) to buyers, buys
   the target types it lacks from sellers at market price;
 - paying a reward in shares: gives as many non-target shares and as few target shares as
@@ -80,9 +82,38 @@ def _rival_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[
     return best
 
 
-def _play_event(view: dict, legal: list[dict], seat: int, rival_weight: Optional[float] = None) -> dict:
+def _score(view: dict, seat: int, prices: dict, money: Optional[int] = None) -> int:
+    """Money + share value: the seat's final score if the game ended at these prices."""
+    holding = view["shares"][seat]
+    cash = view["money"][seat] if money is None else money
+    return cash + sum(holding[t] * prices[t] for t in prices)
+
+
+def _leader_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[int]) -> int:
+    """How much the card moves the best score among the live rivals (money + share value),
+    up or down: a card that hurts the rival in the lead counts for the seat, one that lifts
+    a trailing rival past the leader counts against it."""
+    rivals = [q for q in range(len(view["shares"])) if q != seat and view["alive"][q]]
+    if not rivals:
+        return 0
+    before = {q: _score(view, q, view["prices"]) for q in rivals}
+    if move is None:
+        per_share = view["prices"][share] // view["rules"]["dividend_divisor"]
+        after = {q: before[q] + view["shares"][q][share] * per_share for q in rivals}
+    else:
+        after = {q: _score(view, q, prices) for q in rivals}
+    return max(after.values()) - max(before.values())
+
+
+# how a card's effect on the rivals is measured (`heuristic(..., rival_measure=...)`)
+RIVAL_MEASURES = {"best_gain": _rival_gain, "leader": _leader_gain}
+
+
+def _play_event(view: dict, legal: list[dict], seat: int, rival_weight: Optional[float] = None,
+                rival_measure: str = "best_gain") -> dict:
     if rival_weight is None:          # read here, not bound as a default: ops/bot_bounds.py sets the constant
         rival_weight = RIVAL_WEIGHT
+    rival_effect = RIVAL_MEASURES[rival_measure]
     prices0 = view["prices"]
     money0 = view["money"][seat]
     second = view["phase"] == "event2"
@@ -96,7 +127,7 @@ def _play_event(view: dict, legal: list[dict], seat: int, rival_weight: Optional
         else:
             rules = view["rules"]
             prices[share] = min(rules["price_max"], max(rules["price_min"], prices[share] + move))
-        value = _evaluate(view, seat, prices, money, second) - rival_weight * _rival_gain(view, seat, share, prices, move)
+        value = _evaluate(view, seat, prices, money, second) - rival_weight * rival_effect(view, seat, share, prices, move)
         if best_value is None or value > best_value:
             best, best_value = action, value
     return best
@@ -191,14 +222,14 @@ def _give(view: dict, legal: list[dict], seat: int) -> dict:
 
 
 def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random,
-              rival_weight: Optional[float] = None) -> dict:
+              rival_weight: Optional[float] = None, rival_measure: str = "best_gain") -> dict:
     if not legal_actions:
         raise ValueError("no legal action")
     if "prices" not in view and isinstance(view.get("state"), dict):
         view = view["state"]            # the service's envelope (disclosure.view_for) around the game's view
     kind = legal_actions[0]["type"]
     if kind == "play_event":
-        return _play_event(view, legal_actions, seat, rival_weight)
+        return _play_event(view, legal_actions, seat, rival_weight, rival_measure)
     if kind == "respond":
         return _respond(view, legal_actions, seat)
     if kind == "give_shares":

@@ -27,7 +27,7 @@ SETTINGS = {
     "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
     "spekulation": {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"},
     "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0,
-                  "own_policy": {"rival_weight": 1.0}},
+                  "own_policy": {"rival_weight": 1.0, "rival_measure": "leader"}},
     "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03,
                     "root_hint": "auction_lookahead"},
 }
