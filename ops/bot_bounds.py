@@ -26,6 +26,8 @@ speculation:
 speculate:
 - the heuristic with one of its constants changed (`RIVAL_WEIGHT`, `PROGRESS_WEIGHT`,
   `MET_BONUS`, `MARGIN`, `RESERVE`), to show how far its play is from a better one nearby;
+  `RIVAL_WEIGHT 1, leader` is the search seat's own policy (event cards weighed by how they
+  move the leading rival's score, `rival_measure="leader"`);
 - `search`: the search bot (its default iterations, no time cut, so a row is reproducible),
   the control of the three rows after it;
 - `search, sees the objectives` / `search, sees the event cards` / `search, sighted`: the
@@ -159,8 +161,9 @@ def shown_determinizer(state, sight: tuple[str, ...], sample: Callable) -> Calla
     return determinize
 
 
-def _heuristic_copy(game: str, **constants) -> Callable:
-    """The game's heuristic from a second copy of its module, with `constants` set."""
+def _heuristic_copy(game: str, options: Optional[dict] = None, **constants) -> Callable:
+    """The game's heuristic from a second copy of its module, with `constants` set and called
+    with the keyword arguments `options`."""
     spec = importlib.util.find_spec(f"workers.bots.{game}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -168,7 +171,8 @@ def _heuristic_copy(game: str, **constants) -> Callable:
         if not hasattr(module, name):
             raise AttributeError(f"workers.bots.{game} has no {name}")
         setattr(module, name, value)
-    return lambda state, view, legal, seat, rng: module.heuristic(view, legal, seat, rng)
+    options = options or {}
+    return lambda state, view, legal, seat, rng: module.heuristic(view, legal, seat, rng, **options)
 
 
 CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
@@ -184,6 +188,7 @@ CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
         "heuristic": lambda: _heuristic_copy("speculate"),
         "RIVAL_WEIGHT 0": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=0.0),
         "RIVAL_WEIGHT 1": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=1.0),
+        "RIVAL_WEIGHT 1, leader": lambda: _heuristic_copy("speculate", {"rival_measure": "leader"}, RIVAL_WEIGHT=1.0),
         "PROGRESS_WEIGHT 0": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=0),
         "PROGRESS_WEIGHT 150": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=150),
         "MET_BONUS 100": lambda: _heuristic_copy("speculate", MET_BONUS=100),

@@ -57,6 +57,30 @@ def test_a_changed_heuristic_is_a_copy_and_the_rivals_keep_theirs():
         bot_bounds._heuristic_copy("speculate", NO_SUCH_CONSTANT=1)
 
 
+def test_the_leader_row_plays_the_search_seats_own_policy():
+    """`RIVAL_WEIGHT 1, leader` measures what the speculate search seat plays as its own
+    policy: the same move at every decision of a game played by heuristics."""
+    from workers.bots.search import game_search
+
+    row = bot_bounds._challenger("speculate", "RIVAL_WEIGHT 1, leader")
+    own = game_search("speculate").own_policy
+    game = get_game("speculate")
+    state = game.new_state(game.OptionsSchema().load({}), 4)
+    for event in game.start(state, Draws("1ead0e", "v2")):
+        state = game.evolve(state, event)
+    rng, played, differ = random.Random(3), 0, 0
+    while not game.is_over(state) and played < 400:
+        seat = min(game.to_act(state))
+        view, legal = game.view(state, seat), game.legal_actions(state, seat)
+        move = row(state, view, legal, seat, random.Random(played))
+        assert move == own(view, legal, seat, random.Random(played))
+        differ += move != speculate_bots.heuristic(view, legal, seat, random.Random(played))
+        for event in game.decide(state, seat, move, Draws("1ead0e", f"v{played + 3}")):
+            state = game.evolve(state, event)
+        played += 1
+    assert played > 100 and differ > 0
+
+
 def test_a_session_gives_the_challenger_a_win_share():
     share = bot_bounds.play("speculate", "MARGIN 0", 1, seed=9)
     assert 0.0 <= share <= 1.0
