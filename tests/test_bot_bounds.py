@@ -68,7 +68,7 @@ def test_the_leader_row_plays_the_search_seats_own_policy():
     state = game.new_state(game.OptionsSchema().load({}), 4)
     for event in game.start(state, Draws("1ead0e", "v2")):
         state = game.evolve(state, event)
-    rng, played, differ = random.Random(3), 0, 0
+    played, differ = 0, 0
     while not game.is_over(state) and played < 400:
         seat = min(game.to_act(state))
         view, legal = game.view(state, seat), game.legal_actions(state, seat)

@@ -115,11 +115,17 @@ def test_the_search_seat_weighs_a_card_by_what_it_does_to_the_leading_rival():
 
 def test_the_leader_measure_counts_a_trailing_rival_lifted_past_the_leader():
     """A card that lifts a trailing rival above the leader moves the best rival score by the
-    difference only: stores +4 lifts rival 2 (40 stores) by 160, past rival 1 by 160 - 40."""
+    new lead only: at price 10, rival 1 has 140 + 400 and rival 2 100 + 400; stores +4 lifts
+    rival 2 to 100 + 560, 120 above rival 1's 540. The best-gain measure counts all 160."""
     shares = [[8, 8, 8, 4, 4], [0, 0, 0, 40, 0], [40, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
     view, _ = _card_view(["stores:+4"], shares=shares)
     view = {**view, "money": [100, 140, 100, 100]}
-    prices = dict(view["prices"], stores=view["prices"]["stores"] + 4)
-    lead_before = max(speculate_bots._score(view, q, view["prices"]) for q in (1, 2, 3))
-    lead_after = max(speculate_bots._score(view, q, prices) for q in (1, 2, 3))
-    assert speculate_bots._leader_gain(view, 0, "stores", prices, 4) == lead_after - lead_before == 120
+    assert all(price == 10 for price in view["prices"].values())
+    prices = dict(view["prices"], stores=14)
+    assert speculate_bots._leader_gain(view, 0, "stores", prices, 4) == 120
+    assert speculate_bots._rival_gain(view, 0, "stores", prices, 4) == 160
+    # railways -3 costs the leader 120, which drops it below rival 2: the best rival score
+    # falls from 540 to 500 only; the best-gain measure sees no gain
+    prices = dict(view["prices"], railways=7)
+    assert speculate_bots._leader_gain(view, 0, "railways", prices, -3) == -40
+    assert speculate_bots._rival_gain(view, 0, "railways", prices, -3) == 0

@@ -52,10 +52,17 @@ def _need(target: int, price: int) -> Optional[int]:
     return -(-target // price)
 
 
+def _score(view: dict, seat: int, prices: dict, money: Optional[int] = None) -> int:
+    """Money + share value: the seat's final score if the game ended at these prices."""
+    holding = view["shares"][seat]
+    cash = view["money"][seat] if money is None else money
+    return cash + sum(holding[t] * prices[t] for t in prices)
+
+
 def _evaluate(view: dict, seat: int, prices: dict, money: int, second_card: bool) -> float:
     holding = view["shares"][seat]
     targets = _targets(view)
-    worth = money + sum(holding[t] * prices[t] for t in prices)
+    worth = _score(view, seat, prices, money)
     if not targets:
         return worth
     progress = sum(min(holding[t] * prices[t], v) / v for t, v in targets.items()) / len(targets)
@@ -68,41 +75,32 @@ def _evaluate(view: dict, seat: int, prices: dict, money: int, second_card: bool
     return value
 
 
+def _rival_gains(view: dict, seat: int, share: str, prices: dict, move: Optional[int]) -> dict[int, int]:
+    """What the card changes in each live rival's money + share value (a price card moves
+    only the named type, a dividend pays per share held)."""
+    if move is None:
+        per_share = view["prices"][share] // view["rules"]["dividend_divisor"]
+    else:
+        per_share = prices[share] - view["prices"][share]
+    return {q: holding[share] * per_share for q, holding in enumerate(view["shares"])
+            if q != seat and view["alive"][q]}
+
+
 def _rival_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[int]) -> int:
-    """The largest gain in money + share value any live rival gets from this card."""
-    best = 0
-    for q, holding in enumerate(view["shares"]):
-        if q == seat or not view["alive"][q]:
-            continue
-        if move is None:
-            gain = holding[share] * (view["prices"][share] // view["rules"]["dividend_divisor"])
-        else:
-            gain = holding[share] * (prices[share] - view["prices"][share])
-        best = max(best, gain)
-    return best
-
-
-def _score(view: dict, seat: int, prices: dict, money: Optional[int] = None) -> int:
-    """Money + share value: the seat's final score if the game ended at these prices."""
-    holding = view["shares"][seat]
-    cash = view["money"][seat] if money is None else money
-    return cash + sum(holding[t] * prices[t] for t in prices)
+    """The largest gain in money + share value any live rival gets from this card (a loss
+    counts as none)."""
+    return max(0, *_rival_gains(view, seat, share, prices, move).values())
 
 
 def _leader_gain(view: dict, seat: int, share: str, prices: dict, move: Optional[int]) -> int:
     """How much the card moves the best score among the live rivals (money + share value),
     up or down: a card that hurts the rival in the lead counts for the seat, one that lifts
-    a trailing rival past the leader counts against it."""
-    rivals = [q for q in range(len(view["shares"])) if q != seat and view["alive"][q]]
-    if not rivals:
+    a trailing rival past the leader counts only by the new lead."""
+    gains = _rival_gains(view, seat, share, prices, move)
+    if not gains:
         return 0
-    before = {q: _score(view, q, view["prices"]) for q in rivals}
-    if move is None:
-        per_share = view["prices"][share] // view["rules"]["dividend_divisor"]
-        after = {q: before[q] + view["shares"][q][share] * per_share for q in rivals}
-    else:
-        after = {q: _score(view, q, prices) for q in rivals}
-    return max(after.values()) - max(before.values())
+    before = {q: _score(view, q, view["prices"]) for q in gains}
+    return max(before[q] + gains[q] for q in gains) - max(before.values())
 
 
 # how a card's effect on the rivals is measured (`heuristic(..., rival_measure=...)`)
