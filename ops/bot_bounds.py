@@ -17,6 +17,13 @@ speculation:
 - `auction lookahead`: the heuristic, but bidding on the best trump as the search's root does
   (`workers.bots.search.speculation.auction_lookahead`: every bid played out against the
   rivals' heuristic replies);
+- `privileged trader`: the heuristic, its rivals handing it every sale at their reservation
+  prices (`_privileged_rival`): it buys any card at the lowest price the holder accepts, no
+  rival bidding against it, and sells to the rival who would pay most, at that rival's whole
+  limit. No auction against the heuristic can do better on one sale; it bounds what
+  out-trading the rivals, sale by sale, is worth to a seat that judges a card as the
+  heuristic does (it does not push the rivals' prices among themselves, which the auction
+  lookahead does);
 - `sighted`: a seat that sees every face-down card (it reads the state, which no bot may):
   it keeps a card that the cards say will win, sells one that will be beaten for any bid,
   and bids up to the pot when buying turns the deal its way. Not a player the service could
@@ -34,8 +41,13 @@ speculate:
   same search, its sampled worlds given part of the real state (every objective and what
   the objective decks hold; every hand and the event deck in its real order; both). Not
   players the service could field: they show what each hidden part is worth to the search.
+  `search, sees the hands` / `search, sees the objectives and the hands`: every hand, the
+  event deck shuffled (what it holds follows from the hands; its order no play could tell).
+  `search, sees the objectives and the played-over cards`: every objective, and of each
+  rival's hand the cards it passed over at its last play (`_with_played_over_cards`): the
+  most the seat's own history could tell it, told exactly.
   A search row takes a few seconds a session on one core, a heuristic row a few hundredths:
-  without `--only`, the four search rows make a run of 400 sessions take hours.
+  without `--only`, the search rows make a run of 400 sessions take hours.
 
 A changed heuristic is a second copy of its module, so the three rivals keep theirs (and
 their caches). Each row: sessions, the challenger's win share with its Wilson 95% interval.
@@ -117,6 +129,47 @@ def _sighted(state, view: dict, legal: list[dict], seat: int, rng: random.Random
     return speculation_bots.heuristic(view, legal, seat, rng)
 
 
+def _trader_limit(view: dict, seat: int) -> int:
+    """The most `seat` would pay for the best trump now, as the heuristic reckons it (0: it
+    would not buy), keeping its next ante back."""
+    cap = view["chips"][seat] - speculation_bots._reserve(view, seat)
+    return speculation_bots._buyer_limit(view, seat, cap) if cap >= 1 else 0
+
+
+def _privileged_rival(me: int) -> Callable:
+    """A heuristic rival that gives seat `me` every sale at the rival's reservation price: in
+    `me`'s sale it bids its whole limit at once (so `me` is offered the most any rival would
+    pay, not one chip over the second most), and in another seller's sale it stands aside
+    whenever `me` would buy at the lowest price the seller accepts (so `me` buys at that price,
+    nobody bidding against it). Everything else it plays as the heuristic. Not a player: the
+    rivals of the `privileged trader` row, a bound on what out-bidding them can win."""
+    heuristic = bot_policy("speculation", "heuristic")
+
+    def choose(view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
+        auction = view.get("auction") or {}
+        bid = next((a for a in legal if a["type"] == "bid"), None)
+        if bid is None or auction.get("kind") != "trump":
+            return heuristic(view, legal, seat, rng)
+        low = bid["amount"]["min"]
+        if auction["seller"] == me:
+            limit = min(bid["amount"]["max"], _trader_limit(view, seat))
+            return {"type": "bid", "amount": limit} if low <= limit else {"type": "pass"}
+        if me in auction["bidders"]:
+            limit = _trader_limit(view, me)
+            if limit >= 1 and speculation_bots._seller_ask(view, me, limit) is not None:
+                return {"type": "pass"}
+        return heuristic(view, legal, seat, rng)
+
+    return choose
+
+
+# Rows whose rivals are not the plain heuristic: (game, challenger) -> rival policy for the
+# challenger's seat.
+RIVALS: dict[tuple[str, str], Callable[[int], Callable]] = {
+    ("speculation", "privileged trader"): _privileged_rival,
+}
+
+
 # What a speculate search seat may be shown of the real state, beyond its view (the rest it
 # samples, as the search bot does): name -> the fields taken from the real state.
 SPECULATE_SIGHT = {
@@ -124,6 +177,9 @@ SPECULATE_SIGHT = {
     "search, sees the objectives": ("objectives", "objective_decks"),
     "search, sees the event cards": ("hands", "event_deck"),
     "search, sighted": ("objectives", "objective_decks", "hands", "event_deck"),
+    "search, sees the hands": ("hands",),
+    "search, sees the objectives and the hands": ("objectives", "objective_decks", "hands"),
+    "search, sees the objectives and the played-over cards": ("objectives", "objective_decks", "played_over"),
 }
 
 
@@ -149,16 +205,47 @@ def _speculate_search(sight: tuple[str, ...]) -> Callable:
 def shown_determinizer(state, sight: tuple[str, ...], sample: Callable) -> Callable:
     """A determinizer that samples a world from the view (`sample`) and then puts the real
     state's fields `sight` in it. The objective decks are shuffled: what they hold follows
-    from every objective held, their order is what no seat can know; the event deck keeps
-    its real order (a sighted seat knows what everyone will draw)."""
+    from every objective held, their order is what no seat can know. Shown with the hands,
+    the event deck keeps its real order (a sighted seat knows what everyone will draw);
+    shown the hands alone, a seat gets the real deck shuffled: what the deck holds follows
+    from the hands, its order is what no play at the table could tell."""
     def determinize(view: dict, seat: int, rng: random.Random):
         world = sample(view, seat, rng)
-        shown = {name: getattr(state, name) for name in sight}
+        if "played_over" in sight:
+            world = _with_played_over_cards(world, state, seat, rng)
+        shown = {name: getattr(state, name) for name in sight if name != "played_over"}
         if "objective_decks" in shown:
             shown["objective_decks"] = tuple(tuple(rng.sample(deck, len(deck))) for deck in state.objective_decks)
+        if "hands" in shown and "event_deck" not in shown:
+            shown["event_deck"] = tuple(rng.sample(state.event_deck, len(state.event_deck)))
         return dataclasses.replace(world, **shown)
 
     return determinize
+
+
+def _played_over(state, rival: int) -> tuple:
+    """The cards of `rival`'s hand that were in it when it last played a card: all but the
+    newest (a drawn card goes to the end of the hand), none before its first play."""
+    hand = state.hands[rival]
+    played = state.turns[rival] >= 1 and not (state.active == rival and state.phase == "event1")
+    return hand[:-1] if played and hand else ()
+
+
+def _with_played_over_cards(world, state, seat: int, rng: random.Random):
+    """`world` with the most a seat's history could tell it of the rivals' hands, told
+    exactly: each rival's cards that it passed over when it last played (it chose another
+    card over them, which is all that play shows of them), taken from the real state. Each
+    rival's newest card (drawn since, never part of a play) and the whole hand of a rival
+    that has not played yet are dealt again, with the deck, from the cards left."""
+    kept = [hand if r == seat else _played_over(state, r) for r, hand in enumerate(state.hands)]
+    pool = list(state.event_deck) + [c for r, hand in enumerate(state.hands) for c in hand[len(kept[r]):]]
+    rng.shuffle(pool)
+    hands = []
+    for r, hand in enumerate(state.hands):
+        need = len(hand) - len(kept[r])
+        hands.append(tuple(kept[r]) + tuple(pool[:need]))
+        pool = pool[need:]
+    return dataclasses.replace(world, hands=tuple(hands), event_deck=tuple(pool))
 
 
 def _heuristic_copy(game: str, options: Optional[dict] = None, **constants) -> Callable:
@@ -183,6 +270,7 @@ CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
         "chip-model x4": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 4),
         "auction lookahead": lambda: _auction_lookahead,
         "sighted": lambda: _sighted,
+        "privileged trader": lambda: _heuristic_copy("speculation"),
     },
     "speculate": {
         "heuristic": lambda: _heuristic_copy("speculate"),
@@ -212,8 +300,8 @@ def play(game_name: str, challenger: str, index: int, seed: int) -> float:
     else, by design, and the sighted seat needs the state."""
     game = get_game(game_name)
     choose = _challenger(game_name, challenger)
-    rival = bot_policy(game_name, "heuristic")
     me = index % PLAYERS
+    rival = RIVALS[(game_name, challenger)](me) if (game_name, challenger) in RIVALS else bot_policy(game_name, "heuristic")
     draws_seed = f"{seed:04x}{index:06x}"
     state = game.new_state(game.OptionsSchema().load({}), PLAYERS)
     events = game.start(state, Draws(draws_seed, "v2"))

@@ -121,6 +121,14 @@ def test_a_speculate_search_seat_is_shown_what_its_row_says_and_samples_the_rest
         for field in ("objectives", "hands", "event_deck"):
             if field in sight:
                 assert getattr(world, field) == getattr(real, field)
+        if "played_over" in sight:                      # the cards passed over at the last play, exactly
+            for rival in range(4):
+                kept = bot_bounds._played_over(real, rival)
+                assert world.hands[rival][:len(kept)] == kept
+                assert len(world.hands[rival]) == len(real.hands[rival])
+            assert sorted(world.event_deck + sum(world.hands, ())) == sorted(real.event_deck + sum(real.hands, ()))
+        if "hands" in sight:                            # the deck holds what the hands leave
+            assert sorted(world.event_deck) == sorted(real.event_deck)
         if "objective_decks" in sight:                  # what the decks hold, not their order
             assert [sorted(d) for d in world.objective_decks] == [sorted(d) for d in real.objective_decks]
     for field in ("objectives", "hands", "event_deck"):
@@ -128,3 +136,75 @@ def test_a_speculate_search_seat_is_shown_what_its_row_says_and_samples_the_rest
             assert any(getattr(w, field) != getattr(real, field) for w in worlds), field
     if not sight:                                       # the plain search row is the search bot's own sampler
         assert worlds[0] == determinize_speculate(view, seat, random.Random(0))
+
+
+def _auction_openings(seed: str, wanted: int = 12):
+    """Speculation states where an auction of the best trump has just opened, from a session
+    played by four heuristics."""
+    from workers.bots import speculation as speculation_bots
+
+    game, state = _started(seed)
+    found, step = [], 0
+    while not game.is_over(state) and len(found) < wanted:
+        seat = min(game.to_act(state))
+        view = game.view(state, seat)
+        auction = view.get("auction") or {}
+        if auction.get("kind") == "trump" and auction["high_bid"] == 0 and view["phase"] == "bidding":
+            found.append(state)
+        action = speculation_bots.heuristic(view, game.legal_actions(state, seat), seat, random.Random(step))
+        step += 1
+        for event in game.decide(state, seat, action, Draws(seed, f"o{step}")):
+            state = game.evolve(state, event)
+    return game, found
+
+
+def _run_auction(game, state, me: int, seed: str):
+    """The auction of `state` to its end, `me` playing the heuristic and the others the
+    privileged trader's rivals: (buyer or None, price)."""
+    from workers.bots import speculation as speculation_bots
+
+    rival = bot_bounds._privileged_rival(me)
+    step = 0
+    while True:
+        view = game.view(state, min(game.to_act(state)))
+        if view["phase"] not in ("bidding", "close"):
+            return None, 0
+        seat = min(game.to_act(state))
+        legal = game.legal_actions(state, seat)
+        policy = speculation_bots.heuristic if seat == me else rival
+        action = policy(view, legal, seat, random.Random(step))
+        for event in game.decide(state, seat, action, Draws(seed, f"a{step}")):
+            if event["type"] == "sale":
+                return event["buyer"], event["price"]
+            state = game.evolve(state, event)
+        step += 1
+
+
+def test_the_privileged_traders_rivals_give_it_each_sale_at_their_reservation_price():
+    from workers.bots import speculation as speculation_bots
+
+    sold, bought = 0, 0
+    for seed in ("7a0001", "7a0002", "7a0003"):
+        game, openings = _auction_openings(seed)
+        for state in openings:
+            view = game.view(state, state.seller)
+            rivals = [s for s in range(4) if s != state.seller]
+            # the seller is `me`: offered the most any rival would pay, at once
+            best = max(bot_bounds._trader_limit(view, s) for s in rivals)
+            buyer, price = _run_auction(game, state, state.seller, seed)
+            if buyer is not None:
+                assert price == best and bot_bounds._trader_limit(view, buyer) == best
+                sold += 1
+            # a bidder is `me`: it buys at the seller's ask whenever it would buy at all
+            for me in rivals:
+                limit = bot_bounds._trader_limit(view, me)
+                ask = speculation_bots._seller_ask(view, me, limit) if limit >= 1 else None
+                if ask is not None and me in view["auction"]["bidders"]:
+                    assert _run_auction(game, state, me, seed) == (me, ask)
+                    bought += 1
+    assert sold > 0 and bought > 0
+
+
+def test_the_privileged_trader_row_is_seeded():
+    share = bot_bounds.play("speculation", "privileged trader", 3, seed=9)
+    assert bot_bounds.play("speculation", "privileged trader", 3, seed=9) == share
