@@ -44,8 +44,9 @@ speculate:
   `search, sees the hands` / `search, sees the objectives and the hands`: every hand, the
   event deck shuffled (what it holds follows from the hands; its order no play could tell).
   `search, sees the objectives and the played-over cards`: every objective, and of each
-  rival's hand the cards it passed over at its last play (`_with_played_over_cards`): the
-  most the seat's own history could tell it, told exactly.
+  rival's hand the cards it passed over at its last play (`_with_played_over_cards`): more
+  than the seat's own history could tell it (a play shows that the rival chose another card
+  over them, never which cards they were), a bound on what reading that history is worth.
   A search row takes a few seconds a session on one core, a heuristic row a few hundredths:
   without `--only`, the search rows make a run of 400 sessions take hours.
 
@@ -232,9 +233,9 @@ def _played_over(state, rival: int) -> tuple:
 
 
 def _with_played_over_cards(world, state, seat: int, rng: random.Random):
-    """`world` with the most a seat's history could tell it of the rivals' hands, told
-    exactly: each rival's cards that it passed over when it last played (it chose another
-    card over them, which is all that play shows of them), taken from the real state. Each
+    """`world` with more of the rivals' hands than a seat's history could tell it: each
+    rival's cards that it passed over when it last played (that play shows only that it chose
+    another card over them), taken from the real state. Each
     rival's newest card (drawn since, never part of a play) and the whole hand of a rival
     that has not played yet are dealt again, with the deck, from the cards left."""
     kept = [hand if r == seat else _played_over(state, r) for r, hand in enumerate(state.hands)]
