@@ -132,9 +132,8 @@ def _sighted(state, view: dict, legal: list[dict], seat: int, rng: random.Random
 
 def _trader_limit(view: dict, seat: int) -> int:
     """The most `seat` would pay for the best trump now, as the heuristic reckons it (0: it
-    would not buy), keeping its next ante back."""
-    cap = view["chips"][seat] - speculation_bots._reserve(view, seat)
-    return speculation_bots._buyer_limit(view, seat, cap) if cap >= 1 else 0
+    would not buy), whoever is to bid."""
+    return speculation_bots.bid_limit(view, seat, 1, view["chips"][seat])
 
 
 def _privileged_rival(me: int) -> Callable:
@@ -151,9 +150,9 @@ def _privileged_rival(me: int) -> Callable:
         bid = next((a for a in legal if a["type"] == "bid"), None)
         if bid is None or auction.get("kind") != "trump":
             return heuristic(view, legal, seat, rng)
-        low = bid["amount"]["min"]
+        low, high = bid["amount"]["min"], bid["amount"]["max"]
         if auction["seller"] == me:
-            limit = min(bid["amount"]["max"], _trader_limit(view, seat))
+            limit = speculation_bots.bid_limit(view, seat, low, high)
             return {"type": "bid", "amount": limit} if low <= limit else {"type": "pass"}
         if me in auction["bidders"]:
             limit = _trader_limit(view, me)
@@ -172,7 +171,8 @@ RIVALS: dict[tuple[str, str], Callable[[int], Callable]] = {
 
 
 # What a speculate search seat may be shown of the real state, beyond its view (the rest it
-# samples, as the search bot does): name -> the fields taken from the real state.
+# samples, as the search bot does): name -> the fields taken from the real state, or
+# "played_over", the cards of each rival's hand that it passed over at its last play.
 SPECULATE_SIGHT = {
     "search": (),
     "search, sees the objectives": ("objectives", "objective_decks"),
@@ -302,7 +302,8 @@ def play(game_name: str, challenger: str, index: int, seed: int) -> float:
     game = get_game(game_name)
     choose = _challenger(game_name, challenger)
     me = index % PLAYERS
-    rival = RIVALS[(game_name, challenger)](me) if (game_name, challenger) in RIVALS else bot_policy(game_name, "heuristic")
+    rivals_for = RIVALS.get((game_name, challenger))
+    rival = rivals_for(me) if rivals_for else bot_policy(game_name, "heuristic")
     draws_seed = f"{seed:04x}{index:06x}"
     state = game.new_state(game.OptionsSchema().load({}), PLAYERS)
     events = game.start(state, Draws(draws_seed, "v2"))

@@ -166,10 +166,10 @@ def _run_auction(game, state, me: int, seed: str):
     rival = bot_bounds._privileged_rival(me)
     step = 0
     while True:
-        view = game.view(state, min(game.to_act(state)))
+        seat = min(game.to_act(state))
+        view = game.view(state, seat)
         if view["phase"] not in ("bidding", "close"):
             return None, 0
-        seat = min(game.to_act(state))
         legal = game.legal_actions(state, seat)
         policy = speculation_bots.heuristic if seat == me else rival
         action = policy(view, legal, seat, random.Random(step))

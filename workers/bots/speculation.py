@@ -292,6 +292,18 @@ def _reserve(view: dict, seat: int) -> int:
     return opts["dealer_ante"] if seat == next_dealer else opts["ante"]
 
 
+def bid_cap(view: dict, seat: int, high: int) -> int:
+    """The most `seat` may bid on a card: at most `high`, its next ante kept back."""
+    return min(high, view["chips"][seat] - _reserve(view, seat))
+
+
+def bid_limit(view: dict, seat: int, low: int, high: int) -> int:
+    """The most `seat` would pay for the best trump now, a bid between `low` and `high` with
+    its next ante kept back (0: not even `low`)."""
+    cap = bid_cap(view, seat, high)
+    return _buyer_limit(view, seat, cap) if low <= cap else 0
+
+
 def _blind(view: dict, legal: list[dict], seat: int, types: set) -> dict:
     auction = view["auction"]
     if "accept" in types:
@@ -323,8 +335,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     if "bid" in types:
         template = _pick(legal_actions, "bid")
         low, high = template["amount"]["min"], template["amount"]["max"]
-        cap = min(high, view["chips"][seat] - _reserve(view, seat))
-        limit = _buyer_limit(view, seat, cap) if low <= cap else 0
+        limit = bid_limit(view, seat, low, high)
         if low > limit:
             return {"type": "pass"}
         # open where the holder's own odds say it should accept (a lone bidder's bid is final),

@@ -45,7 +45,7 @@ from projections.speculation import (
 from projections.speculation.rules import pile_at
 from workers.bots.search.core import FastDraws
 from workers.bots.speculation import (
-    EXACT_CARDS, _deal_odds, _futures, _pick, _reserve, _rotation_odds, after_antes, heuristic,
+    EXACT_CARDS, _deal_odds, _futures, _pick, _rotation_odds, after_antes, bid_cap, heuristic,
 )
 
 NO_CAP = 1 << 60          # Config.cap without a price cap, as new_state sets it
@@ -224,7 +224,7 @@ def auction_lookahead(view: dict, legal: list[dict], seat: int, rng: random.Rand
         # hundreds of milliseconds (up to 0.5 s at 8 players), past the time cap
         return base
     low, high = template["amount"]["min"], template["amount"]["max"]
-    cap = min(high, view["chips"][seat] - _reserve(view, seat))
+    cap = bid_cap(view, seat, high)
     # no card is turned in an auction, so which cards the sample holds is never read
     world = determinize(view, seat, random.Random(0))
     base_bid = base["amount"] if base["type"] == "bid" else None
