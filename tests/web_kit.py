@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import threading
 import time
 from contextlib import contextmanager
+
+from ops.drills.redis_server import free_port
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -20,12 +21,6 @@ def chromium_path():
         if path and os.path.exists(path):
             return path
     return shutil.which("chromium")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LiveServer:

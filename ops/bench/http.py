@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from events.store import RedisEventStore
+from ops.drills.redis_server import free_port
 
 from .common import Env, Row, Scale, alternate, percentile
 from .games import hosted_games, open_game, plan, service_on
@@ -42,15 +43,9 @@ def _plan(args):
     return seed, plan(name, 4, seed)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Gunicorn:
     def __init__(self, app: str, env: dict):
-        self.port = _free_port()
+        self.port = free_port()
         full = dict(os.environ, **env, GUNICORN_BIND=f"127.0.0.1:{self.port}")
         full.pop("GUNICORN_CMD_ARGS", None)
         conf = os.environ.get("BENCH_GUNICORN_CONF") or str(CONF)   # e.g. a profiling wrapper

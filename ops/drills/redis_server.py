@@ -4,6 +4,8 @@ tests that run them; never the shared one)."""
 from __future__ import annotations
 
 import os
+import random
+import re
 import shutil
 import signal
 import socket
@@ -12,11 +14,46 @@ import tempfile
 import time
 from typing import Optional
 
+# Under pytest-xdist every worker takes its ports from a block of its own, below the kernel's
+# ephemeral range (32768 and up on Linux), so two workers never pick the same port and no
+# outgoing connection is handed a port a test has just chosen for its server.
+_PORT_BLOCK_START, _PORT_BLOCK_SIZE, _PORT_BLOCKS = 10_000, 1_500, 14
+_handed_out: set[int] = set()
+
+
+def _worker_block() -> Optional[range]:
+    match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
+    if not match:
+        return None
+    start = _PORT_BLOCK_START + (int(match.group(1)) % _PORT_BLOCKS) * _PORT_BLOCK_SIZE
+    return range(start, start + _PORT_BLOCK_SIZE)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nothing listens on, never the same twice in one process."""
+    block = _worker_block()
+    if block is None:
+        while True:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
+    for port in random.SystemRandom().sample(block, len(block)):
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free port left in {block}")
 
 
 def redis_server_path() -> Optional[str]:
