@@ -3,15 +3,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test worker demo bench clean golden screenshots client tournament tournament-search
+.PHONY: install serve test check worker demo bench clean golden screenshots client tournament tournament-search
 
+# Built once, under a lock: two targets started together on a fresh clone share one build.
 $(STAMP): pyproject.toml
-	@echo "== installing the service and its dependencies into $(VENV) (once; about a minute)"
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --upgrade --progress-bar on pip
-	$(BIN)/pip install --progress-bar on -e '.[test]'
-	@echo "== installed"
-	touch $(STAMP)
+	@$(PYTHON) ops/install.py $(VENV) $(STAMP) test
 
 install: $(STAMP)
 
@@ -22,8 +18,17 @@ DATA ?= var
 serve: $(STAMP)
 	$(BIN)/speculation serve --port $(PORT) --data $(DATA)
 
+# The whole suite in parallel: pytest-xdist, one worker a core (TEST_WORKERS=4 to choose), each
+# worker with its own Redis servers, ports and folders; tests marked `timing` run while no other
+# test does (tests/conftest.py). It ends with the 25 slowest tests. TEST_ARGS="-k stack" narrows.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(TEST_ARGS)
+
+# The inner loop, at most 90 s: the rules, the kernel, the golden games, the core and the store
+# contract (the tests marked `quick`).
+check: $(STAMP)
+	$(BIN)/python -m pytest -m quick -n $(TEST_WORKERS) --durations=10 $(TEST_ARGS)
 
 worker: $(STAMP)
 	$(BIN)/speculation worker
@@ -34,8 +39,7 @@ demo: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install -q -e '.[test,bench]'
-	touch $(BENCH_STAMP)
+	@$(PYTHON) ops/install.py $(VENV) $(BENCH_STAMP) test,bench
 
 # Every benchmark against its baseline, measured in the same run: prints the table and writes
 # ops/bench/results/latest.md and latest.json (BENCH_ARGS="--quick", "--only 1,4", "--profile").
@@ -55,7 +59,7 @@ tournament-search: $(STAMP)
 		--markdown ops/tournament/results/search.md $(TOURNAMENT_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) *.egg-info .pytest_cache .install.lock
 
 # Record the golden games that have none yet (tests/golden/); existing ones are never re-recorded.
 golden: $(STAMP)

@@ -1,3 +1,8 @@
+import fcntl
+import os
+import shutil
+import tempfile
+
 import pytest
 
 import fakeredis
@@ -5,6 +10,57 @@ import fakeredis
 from events.index import GameIndex, MemoryGameIndex
 from events.store import MemoryEventStore, RedisEventStore
 from ops.drills.redis_server import RedisProcess, redis_server_path
+
+
+# --- tests that judge a latency or a wall-clock bound run alone -------------------------------
+# Under pytest-xdist every test holds a shared lock while it runs and a `timing` test holds it
+# exclusively, so no other test runs beside one. A turnstile lock in front keeps the workers
+# from starving a waiting timing test: once it queues, no new test starts until it has run.
+
+LOCKS = "SPECULATION_TEST_LOCKS"
+
+
+def pytest_configure(config):
+    """The controller of a parallel run makes the lock folder; its workers inherit the path."""
+    if getattr(config.option, "numprocesses", None) and LOCKS not in os.environ:
+        os.environ[LOCKS] = tempfile.mkdtemp(prefix="speculation-test-locks-")
+        config._speculation_locks = os.environ[LOCKS]
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_speculation_locks", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(LOCKS, None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """After pytest-randomly's shuffle (kept within each part): the long drills first, so no
+    worker is left with one at the end, and the timing tests last, so they run one after
+    another at the end instead of each stopping every worker in the middle of the run."""
+    def part(item):
+        return 2 if item.get_closest_marker("timing") else 0 if item.get_closest_marker("slow") else 1
+    items.sort(key=part)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    folder = os.environ.get(LOCKS) if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if folder is None:
+        yield
+        return
+    alone = item.get_closest_marker("timing") is not None
+    with open(os.path.join(folder, "turnstile"), "a") as turnstile, open(os.path.join(folder, "running"), "a") as running:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(running, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(running, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

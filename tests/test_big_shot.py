@@ -17,6 +17,8 @@ from projections.templates import fill_template, is_range, matches
 from tests.gamekit import opening_draws, random_playout, seed_for, start_game
 from workers.bots import big_shot as bot
 
+pytestmark = pytest.mark.quick
+
 COLOURS = g.COLOURS
 IDX = {c: i for i, c in enumerate(COLOURS)}
 

@@ -8,6 +8,7 @@ from ops.drills import bot_fairness
 from ops.drills.redis_server import redis_server_path
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 def test_a_persons_bots_are_not_queued_behind_all_bot_games():
     figures = bot_fairness.run(size=20, turns=20, workers=1, think=0.05, timeout=120)

@@ -216,6 +216,7 @@ def test_the_heuristic_holds_its_share_against_bid_max_value_players():
     assert wins / sessions > 0.25, wins / sessions
 
 
+@pytest.mark.timing
 def test_large_tables_estimate_the_odds_by_sampled_walks():
     """Past EXACT_CARDS face-down cards the exact walk is too big for its cache; the sampled
     walk agrees with it where both can run, and a bid at 8 players with 5-card piles and a

@@ -7,6 +7,8 @@ import pytest
 from events.envelope import GENESIS, NewEvent, chain_hash
 from events.store import IdempotencyConflict, MemoryEventStore, VersionConflict, keys
 
+pytestmark = pytest.mark.quick
+
 
 def ev(n, **data):
     return NewEvent(type="thing.happened", data={"n": n, **data})

@@ -11,6 +11,8 @@ from projections.speculate import parse_objective
 from projections.verify import verify_log
 from tests.golden_games import decode_export, golden_names, load_case, observe
 
+pytestmark = pytest.mark.quick
+
 NAMES = golden_names()
 
 

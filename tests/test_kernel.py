@@ -9,6 +9,8 @@ import pytest
 from projections.game import IllegalAction
 from projections.kernel import Action, Actions, Batch, Bool, Choice, Int, evolver, fold_events
 
+pytestmark = pytest.mark.quick
+
 
 @dataclass(frozen=True)
 class Counter:

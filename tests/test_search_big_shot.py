@@ -340,6 +340,7 @@ def test_the_eventual_winner_is_favoured_late_in_heuristic_games():
 
 # ----------------------------------------------------------------------------- 6. speed
 
+@pytest.mark.timing
 def test_speed_at_four_players():
     states = [s for s in all_states() if s.players == 4 and s.phase != "setup"]
     views = [(game.view(s, 1), s) for s in states]

@@ -97,6 +97,7 @@ def test_the_default_budget_is_the_games_iterations_under_a_200_ms_cap():
         assert budget == Budget(SETTINGS[name]["iterations"], 200.0)
 
 
+@pytest.mark.timing
 def test_the_time_cap_bounds_a_move(game_decisions):
     name, found = game_decisions
     game = get_game(name)

@@ -191,6 +191,7 @@ def test_a_fixed_iteration_count_is_reproducible_from_the_rng(root):
     assert c[1].means != a[1].means      # another bot rng, another search
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("root", ROOTS)
 def test_the_time_cap_cuts_the_search(root):
     started = time.perf_counter()

@@ -364,6 +364,7 @@ def test_the_same_lead_counts_for_more_when_fewer_rounds_are_left():
 
 # --- 6. speed ----------------------------------------------------------------------------------
 
+@pytest.mark.timing
 def test_determinize_and_evaluate_are_fast_at_four_players():
     states = [s for i in (1, 2) for s in _session(i)[::2]]
     views = [(GAME.view(s, s.active), s.active) for s in states]

@@ -12,6 +12,8 @@ import time
 from collections import Counter
 from functools import cache
 
+import pytest
+
 from events.randomness import Draws
 from projections.registry import get_game
 from projections.templates import fill_template, matches
@@ -320,6 +322,7 @@ def test_played_out_odds_average_to_the_exact_odds():
         assert max(abs(a - b) for a, b in zip(mean, exact)) < 0.05, (mean, exact)
 
 
+@pytest.mark.timing
 def test_evaluate_stays_cheap_at_the_biggest_table():
     """Eight players, five cards a pile and a dead hand: 45 face-down cards, beyond what the
     exact odds can solve (seconds a call); the played-out odds take milliseconds."""
@@ -356,6 +359,7 @@ def test_all_seat_session_chances_match_the_heuristic():
 
 # --------------------------------------------------------------------------- speed
 
+@pytest.mark.timing
 def test_speed_at_four_players():
     """Default options (three cards a pile), states from two sessions."""
     states = [s for k in range(2) for s in _play(4, {}, 900 + k) if not G.is_over(s)]

@@ -326,6 +326,7 @@ def test_evaluate_favours_the_eventual_winner_late_in_the_race():
 # ---------------------------------------------------------------------------------------
 # 6. Speed
 
+@pytest.mark.timing
 def test_speed_at_four_players(capsys):
     states = [s for s in _all_states([({}, 4, 2), ({"edition": "tiles"}, 4, 2)]) if s.phase != "over"]
     views = [(game.view(s, s.turn % 4), s.turn % 4) for s in states]

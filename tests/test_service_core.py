@@ -12,6 +12,8 @@ from service.core.errors import CoreError
 from service.errors import status_of
 from service_kit import make_service
 
+pytestmark = pytest.mark.quick
+
 SEED = "ab" * 32
 
 

@@ -20,6 +20,8 @@ from projections.templates import fill_template, is_range
 from tests.gamekit import random_playout, seed_for, start_game
 from workers.bots.speculate import heuristic
 
+pytestmark = pytest.mark.quick
+
 SEED = seed_for(11)
 STORES, MINES, PROPS, RAIL, SHIP = range(5)
 

@@ -17,6 +17,8 @@ from projections.game import IllegalAction
 from projections.templates import fill_template
 from tests.gamekit import random_playout, seed_for, start_game
 
+pytestmark = pytest.mark.quick
+
 SEED = seed_for(7)
 CODE_RE = re.compile(r'"(?:card:)?([2-9TJQKA][CDHS])"')
 
@@ -864,6 +866,7 @@ def test_random_sessions_every_variant(jack, dead, blind, cap, hand):
         _check_session(opts, seats, seed_for(10_000 * key + i), full=(i == full_at))
 
 
+@pytest.mark.timing
 def test_engine_speed_4_players_default():
     n = 0
     t0 = time.perf_counter()

@@ -19,6 +19,8 @@ from tests.gamekit import opening_draws, random_playout, seed_for, start_game
 from workers.bots import spekulation as bot
 from workers.bots.random_bot import choose as random_choose
 
+pytestmark = pytest.mark.quick
+
 C = g.COMPANY_INDEX
 ALL_OPTIONS = [{"edition": e, "board": b} for e in g.EDITIONS for b in g.BOARDS]
 

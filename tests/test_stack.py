@@ -175,6 +175,7 @@ def test_games_tokens_and_receipts_survive_a_restart(tmp_path, stop):
             stack.interrupt()
 
 
+@pytest.mark.timing
 def test_readiness_follows_redis_and_health_stays_up(tmp_path):
     stack = Stack(tmp_path / "var").start()
     try:
