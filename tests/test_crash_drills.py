@@ -64,6 +64,7 @@ def test_redis_killed_during_a_flood_loses_no_acknowledged_action():
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_worker_killed_mid_turn_the_turn_happens_once_and_the_games_finish():
     figures = worker_crash.run(size=1, seed=2, slow=2.0, games=["speculation", "speculate"], finish_timeout=90)
     assert figures["ok"], figures
@@ -79,10 +80,13 @@ def test_api_killed_mid_request_the_retry_completes_the_action_once():
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_an_outage_of_every_kind_loses_nothing_and_every_game_finishes():
     from ops.drills import outage
 
-    figures = outage.run(size=4, seed=5, short=True)   # the shortest games: the suite's short form
+    # The suite's short form: the shortest games, Redis frozen 6 s (still longer than the 5 s
+    # bound a request must be answered within), the reconciler every 3 s instead of 10.
+    figures = outage.run(size=4, seed=5, short=True, freeze=6.0, reconcile_every=3.0)
     assert figures["ok"], json.dumps(figures, default=str)
     assert figures["lost"] == figures["duplicated"] == figures["unheld_seats"] == figures["stuck"] == 0
     assert figures["acknowledged"] > 0 and figures["replies_dropped"] > 0 and figures["requests_dropped"] > 0

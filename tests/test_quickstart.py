@@ -53,7 +53,8 @@ def test_every_seat_a_bot_is_played_to_scored_by_the_embedded_worker(server):
     import json
 
     request = urllib.request.Request(server + "/v1/games", method="POST", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"type": "speculation", "seats": [{"bot": "heuristic"}] * 4}).encode())
+                                     data=json.dumps({"type": "speculation", "options": {"deals": 2},   # a short session
+                                                     "seats": [{"bot": "heuristic"}] * 4}).encode())
     game = json.load(urllib.request.urlopen(request, timeout=10))
     deadline = time.time() + 120
     while time.time() < deadline:

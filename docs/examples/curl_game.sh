@@ -21,19 +21,21 @@ TOKEN=$(curl -sf --retry 3 -X POST "$API/v1/games/$GAME/seats/0" -H 'Content-Typ
   -H "Idempotency-Key: $RUN-seat-0" -d '{"name":"curl"}' | get 'd["token"]')
 AUTH="Authorization: Bearer $TOKEN"
 
+# One python3 per view reads what the loop needs: status, version, whether seat 0 is to act,
+# its decision and the first legal action (a template's range takes its minimum).
+FIELDS='d["status"], d["version"], 0 in d["to_act"], d["decision"],
+  json.dumps({k: (v["min"] if isinstance(v, dict) else v) for k, v in (d["legal_actions"] or [{}])[0].items()},
+             separators=(",", ":"))'
 n=0
 while true; do
-  VIEW=$(curl -sf "$API/v1/games/$GAME/view" -H "$AUTH")
-  STATUS=$(echo "$VIEW" | get 'd["status"]')
-  VERSION=$(echo "$VIEW" | get 'd["version"]')
+  read -r STATUS VERSION MINE DECISION ACTION <<< "$(curl -sf "$API/v1/games/$GAME/view" -H "$AUTH" |
+    get "' '.join(map(str, ($FIELDS)))")"
   [ "$STATUS" = "active" ] || break
-  if [ "$(echo "$VIEW" | get '0 in d["to_act"]')" = "True" ]; then
-    ACTION=$(echo "$VIEW" | get 'json.dumps({k: (v["min"] if isinstance(v, dict) else v) for k, v in d["legal_actions"][0].items()})')
-    DECISION=$(echo "$VIEW" | get 'd["decision"]')
+  if [ "$MINE" = "True" ]; then
     n=$((n + 1))
     # bound to the version and to our decision (409 stale_decision once that decision is over)
     STATUS_CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/v1/games/$GAME/actions" -H "$AUTH" \
-      -H "Idempotency-Key: curl-$n" -H 'Content-Type: application/json' \
+      -H "Idempotency-Key: $RUN-action-$n" -H 'Content-Type: application/json' \
       -d "{\"action\":$ACTION,\"expected_version\":$VERSION,\"decision\":$DECISION}")
     # 409: a bot moved first (simultaneous choices); read the view again and decide anew.
     case "$STATUS_CODE" in 200|409) ;; *) echo "action refused: HTTP $STATUS_CODE" >&2; exit 1 ;; esac

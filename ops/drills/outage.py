@@ -137,13 +137,13 @@ def start_api(redis_url: str, port: int) -> _kit.ChildProcess:
 
 
 def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_every: int = 17,
-        redis_down: float = 3.0, freeze: float = 8.0, short: bool = False) -> dict:
+        redis_down: float = 3.0, freeze: float = 8.0, short: bool = False, reconcile_every: float = 10.0) -> dict:
     rng = random.Random(seed)
     redis_server = RedisProcess(durable=True).start()
     proxy = FaultyProxy(redis_server.port, drop_reply_every=drop_reply_every, drop_request_every=drop_request_every)
     port = free_port()
     api = start_api(proxy.url, port)
-    workers = [_kit.start_worker(proxy.url, reconcile_every=10.0, monitoring=1, abandoned_after=3.0)
+    workers = [_kit.start_worker(proxy.url, reconcile_every=reconcile_every, monitoring=1, abandoned_after=3.0)
                for _ in range(2)]
     base = f"http://127.0.0.1:{port}"
     stats: dict = {}
@@ -168,7 +168,7 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
         workers[0].kill()
         figures["worker_killed"] = True
         time.sleep(1.0)
-        workers[0] = _kit.start_worker(proxy.url, reconcile_every=10.0, monitoring=1, abandoned_after=3.0)
+        workers[0] = _kit.start_worker(proxy.url, reconcile_every=reconcile_every, monitoring=1, abandoned_after=3.0)
         time.sleep(2.0)
         redis_server.kill()
         time.sleep(redis_down)
