@@ -2,7 +2,7 @@
 
 `make serve` and `make test` started together on a fresh clone would both find no venv and
 both run pip into the same folder. Each make target calls this script instead; the first to
-take the lock builds, the others wait on the lock and then find the stamp up to date.
+take the lock (VENV.lock) builds, the others wait on the lock and then find the stamp up to date.
 
 Run with the system Python (the venv may not exist yet): it imports nothing of the project.
     python3 ops/install.py VENV STAMP EXTRAS     e.g.  .venv .venv/.installed test
@@ -31,8 +31,8 @@ def build(venv: str, extras: str) -> None:
     subprocess.run([pip, "install", "--progress-bar", "on", "-e", f".[{extras}]"], check=True, cwd=ROOT)
 
 
-def main(venv: str, stamp: str, extras: str) -> int:
-    with open(os.path.join(ROOT, ".install.lock"), "w") as lock:
+def main(venv: str, stamp: str, extras: str, build=build) -> int:
+    with open(venv.rstrip("/") + ".lock", "w") as lock:      # beside the venv: .venv.lock
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
