@@ -23,7 +23,7 @@ serve: $(STAMP)
 # test does (tests/conftest.py). It ends with the 25 slowest tests. TEST_ARGS="-k stack" narrows.
 TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(TEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(TEST_ARGS)
 
 # The inner loop, at most 90 s: the rules, the kernel, the golden games, the core and the store
 # contract (the tests marked `quick`).
@@ -59,7 +59,7 @@ tournament-search: $(STAMP)
 		--markdown ops/tournament/results/search.md $(TOURNAMENT_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .install.lock
+	rm -rf $(VENV) $(VENV).lock *.egg-info .pytest_cache
 
 # Record the golden games that have none yet (tests/golden/); existing ones are never re-recorded.
 golden: $(STAMP)
