@@ -3,6 +3,7 @@ live all-bot games capped per creating address (429 too_many_bot_games), both wi
 Retry-After and changing nothing; open games nobody joins leave the lobby, their log kept."""
 
 import time
+from types import SimpleNamespace
 
 from ops.drills import _kit
 from ops.drills.hostile import store_digest
@@ -11,13 +12,18 @@ ALL_BOTS = {"type": "big-shot", "seats": [{"bot": "random"}, {"bot": "random"}]}
 OPEN = {"type": "big-shot", "seats": [{}, {}]}
 
 
-def _keep_in_one_window(seconds: int = 60) -> None:
-    if seconds - time.time() % seconds < 2:
-        time.sleep(seconds - time.time() % seconds + 0.05)
+def _keep_in_one_window(monkeypatch, seconds: int = 60) -> None:
+    """The limiter counts in fixed windows of the wall clock (service/ratelimit.py reads
+    time.time(), no clock of its own to inject): its clock is moved on, running at the real
+    pace, to 1 s into a window, so the test has the rest of that window (59 s) and never waits."""
+    from service import ratelimit
+
+    shift = seconds - time.time() % seconds + 1
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: time.time() + shift))
 
 
-def test_creation_is_capped_per_address_with_a_clear_429(redis_client):
-    _keep_in_one_window()
+def test_creation_is_capped_per_address_with_a_clear_429(redis_client, monkeypatch):
+    _keep_in_one_window(monkeypatch)
     app = _kit.make_app(redis_client, CREATE_LIMIT="3/60")
     http = app.test_client()
     statuses = [http.post("/v1/games", json=OPEN, environ_base={"REMOTE_ADDR": "10.9.0.1"}).status_code
@@ -53,10 +59,10 @@ def test_live_all_bot_games_are_capped_per_creator(redis_client):
     assert http.post("/v1/games", json=ALL_BOTS, environ_base=at).status_code == 201
 
 
-def test_a_retried_create_is_answered_whatever_the_limits(redis_client):
+def test_a_retried_create_is_answered_whatever_the_limits(redis_client, monkeypatch):
     """A create whose reply was lost is answered again on its retry (the same game), although
     the limits now refuse a new one; a refused or invalid request takes no place in them."""
-    _keep_in_one_window()
+    _keep_in_one_window(monkeypatch)
     app = _kit.make_app(redis_client, CREATE_LIMIT="2/60", BOT_GAMES_PER_ADDRESS=1)
     http = app.test_client()
     at = {"REMOTE_ADDR": "10.7.0.1"}
@@ -83,7 +89,9 @@ def test_unjoined_games_leave_the_lobby_and_keep_their_log(redis_client):
     old = http.post("/v1/games", json=OPEN).json["game_id"]
     joined = http.post("/v1/games", json=OPEN).json["game_id"]
     http.post(f"/v1/games/{joined}/seats/0", json={"name": "ann"})
-    time.sleep(0.05)
+    # the events' clock (ms) past both games' creation, so `fresh_at` comes strictly after them
+    created = max(service.load(g).created_at for g in (old, joined))
+    assert _kit.wait_until(lambda: int(time.time() * 1000) > created, 5, every=0.001)
     fresh_at = int(time.time() * 1000)
     fresh = http.post("/v1/games", json=OPEN).json["game_id"]
     listed = {g["game_id"] for g in http.get("/v1/games?status=open").json["games"]}
@@ -101,6 +109,8 @@ def test_unjoined_games_leave_the_lobby_and_keep_their_log(redis_client):
     assert joined in {g["game_id"] for g in http.get("/v1/games?status=active").json["games"]}
     # The reconciler does it with the configured expiry.
     service.lobby_expiry = 0.01
-    time.sleep(0.05)
+    # the clock past the fresh game's creation + that expiry (open_before is strict)
+    fresh_created = service.load(fresh).created_at
+    assert _kit.wait_until(lambda: int(time.time() * 1000) - 10 > fresh_created, 5, every=0.001)
     job_functions.reconcile(service)
     assert fresh not in {g["game_id"] for g in http.get("/v1/games").json["games"]}

@@ -9,6 +9,7 @@ import pytest
 from events.envelope import NewEvent
 from events.notify import RedisNotifier, channel
 from events.store import MemoryEventStore, RedisEventStore
+from ops.drills._kit import wait_until
 
 
 def append(store, game, n=1):
@@ -39,6 +40,7 @@ def waiter(notifier, game, after, timeout, out):
 
 
 class TestNotifierContract:
+    @pytest.mark.timing
     def test_a_version_already_passed_returns_at_once(self, pair):
         store, notifier = pair
         append(store, "g1", 3)
@@ -46,6 +48,7 @@ class TestNotifierContract:
         assert notifier.wait("g1", 2, 5) is True
         assert time.monotonic() - t0 < 1
 
+    @pytest.mark.timing
     def test_nothing_appended_times_out(self, pair):
         store, notifier = pair
         append(store, "g1")
@@ -53,6 +56,7 @@ class TestNotifierContract:
         assert notifier.wait("g1", 1, 0.3) is False
         assert 0.25 <= time.monotonic() - t0 < 2
 
+    @pytest.mark.timing
     def test_an_append_wakes_every_waiter_of_the_game(self, pair):
         store, notifier = pair
         append(store, "g1")
@@ -60,7 +64,7 @@ class TestNotifierContract:
         threads = [threading.Thread(target=waiter, args=(notifier, "g1", 1, 5, out)) for _ in range(30)]
         for t in threads:
             t.start()
-        time.sleep(0.3)
+        assert wait_until(lambda: notifier.waiting() == 30, 5), notifier.waiting()   # all 30 parked
         t0 = time.monotonic()
         append(store, "g1")
         for t in threads:
@@ -75,11 +79,12 @@ class TestNotifierContract:
         out = []
         t = threading.Thread(target=waiter, args=(notifier, "g1", 1, 0.6, out))
         t.start()
-        time.sleep(0.2)
+        assert wait_until(lambda: notifier.waiting() == 1, 5)   # g1's waiter parked
         append(store, "g2")
         t.join(3)
         assert out and out[0][0] is False and out[0][1] >= 0.55
 
+    @pytest.mark.timing
     def test_no_append_is_missed_when_it_races_the_subscription(self, pair):
         store, notifier = pair
         append(store, "g1")
@@ -89,6 +94,8 @@ class TestNotifierContract:
             t = threading.Thread(target=waiter, args=(notifier, "g1", version, 5, out))
             t.start()
             if round_ % 3:
+                # not a wait: a jitter of 0-4 ms, so the append lands at every point of the
+                # waiter's arrival and subscription (the race under test)
                 time.sleep(0.001 * (round_ % 5))
             append(store, "g1")
             t.join(6)
@@ -104,7 +111,7 @@ class TestNotifierContract:
         threads = [threading.Thread(target=waiter, args=(notifier, g, 1, 5, out)) for g in games]
         for t in threads:
             t.start()
-        time.sleep(0.3)
+        assert wait_until(lambda: notifier.waiting() == 20, 5), notifier.waiting()   # all 20 parked
         for g in games:
             append(store, g)
         for t in threads:
@@ -128,8 +135,10 @@ def test_an_idle_waiter_costs_no_redis_command(real_redis):
     threads = [threading.Thread(target=waiter, args=(notifier, "idle", 1, 3, out)) for _ in range(20)]
     for t in threads:
         t.start()
-    time.sleep(0.5)     # subscribed, head read once
+    # all 20 parked, subscribed, and the one head read done (it is what taught the notifier v1)
+    assert wait_until(lambda: notifier.waiting() == 20 and notifier.known("idle") == 1, 5)
     before = commands_processed(real_redis)
+    # a duration, not an event: the promise is that nothing is sent over a span of idle time
     time.sleep(1.5)
     after = commands_processed(real_redis)
     assert after - before <= 1   # the INFO of `before` only
@@ -140,6 +149,7 @@ def test_an_idle_waiter_costs_no_redis_command(real_redis):
     notifier.close()
 
 
+@pytest.mark.timing
 def test_a_dropped_subscription_reconnects_and_no_append_is_lost(real_redis):
     store = RedisEventStore(real_redis)
     append(store, "drop")
@@ -148,7 +158,7 @@ def test_a_dropped_subscription_reconnects_and_no_append_is_lost(real_redis):
     out = []
     t = threading.Thread(target=waiter, args=(notifier, "drop", 1, 8, out))
     t.start()
-    time.sleep(0.2)
+    assert wait_until(lambda: notifier.waiting() == 1, 5)   # parked on what it knows (v1)
     real_redis.client_kill_filter(_type="pubsub")   # Redis drops the subscriber
     append(store, "drop")                          # published while nobody listens
     t.join(9)

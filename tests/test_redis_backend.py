@@ -12,6 +12,7 @@ from ops.drills.proxy import FaultyProxy
 from service.bootstrap import build_backend
 
 
+@pytest.mark.timing
 def test_a_fresh_connection_to_a_frozen_redis_fails_after_one_retried_command(redis_server):
     proxy = FaultyProxy(redis_server.port)
     try:

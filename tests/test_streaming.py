@@ -5,6 +5,7 @@ import json
 import os
 import random
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
+from ops.drills._kit import wait_until
+from ops.drills.redis_server import free_port
 from projections.registry import get_game
 from service.app import create_app
 from service.bootstrap import Backend
@@ -121,6 +124,7 @@ def test_open_streams_are_capped_per_token_and_address_with_a_429(app):
     assert again.status_code == 200
 
 
+@pytest.mark.timing
 def test_a_stream_lasts_at_most_stream_max_seconds(app):
     http = app.test_client()
     gid, _ = new_game(http)
@@ -131,14 +135,30 @@ def test_a_stream_lasts_at_most_stream_max_seconds(app):
 
 
 # --- the production configuration: gunicorn's gevent worker ---------------------------------
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def commands_processed(client) -> int:
     return int(client.info("stats")["total_commands_processed"])
+
+
+def metric(port, name) -> float | None:
+    """One unlabelled sample of the server's /metrics (None when it is not there)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        text = read_to_end(sock).decode()
+    found = re.search(rf"^{re.escape(name)}(?:\{{[^}}]*\}})? (\S+)$", text, re.M)
+    return float(found.group(1)) if found else None
+
+
+def quiet_for(client, span: float):
+    """A predicate: True once Redis has run no command (but the INFOs that ask) for `span` s."""
+    state = {"count": commands_processed(client), "since": time.monotonic()}
+
+    def check() -> bool:
+        now = commands_processed(client)
+        if now - state["count"] > 1:
+            state["since"] = time.monotonic()
+        state["count"] = now
+        return time.monotonic() - state["since"] >= span
+    return check
 
 
 def http_json(port, method, path, body=None, timeout=10, token=None):
@@ -177,7 +197,7 @@ def gunicorn(redis_server, real_redis):
         except OSError:
             time.sleep(0.1)
     yield port
-    proc.terminate()
+    proc.send_signal(signal.SIGINT)     # gunicorn's quick shutdown: a graceful one waits out open streams
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
@@ -195,6 +215,7 @@ def read_head(sock):
     return data
 
 
+@pytest.mark.timing
 def test_gevent_worker_holds_200_streams_and_still_answers(gunicorn, real_redis):
     port = gunicorn
     status, game = http_json(port, "POST", "/v1/games", {"type": "speculation", "seats": [{}, {}, {}]})
@@ -212,8 +233,12 @@ def test_gevent_worker_holds_200_streams_and_still_answers(gunicorn, real_redis)
         t0 = time.monotonic()
         status, types = http_json(port, "GET", "/v1/game-types", timeout=5)
         assert status == 200 and types["game_types"] and time.monotonic() - t0 < 1.0
-        time.sleep(0.5)
+        # all 200 parked in the broadcaster, then Redis quiet (the joins' head reads done)
+        assert wait_until(lambda: metric(port, "speculation_broadcast_streams") == 200, 10), \
+            metric(port, "speculation_broadcast_streams")
+        assert wait_until(quiet_for(real_redis, 0.3), 10, every=0.1)
         before = commands_processed(real_redis)
+        # a duration, not an event: the promise is that nothing is sent over a span of idle time
         time.sleep(2.0)
         assert commands_processed(real_redis) - before <= 1   # 200 idle streams: no command but INFO
         # an append reaches the streams

@@ -29,6 +29,7 @@ def _commands(service, game_id):
     return turn_timeout.timed_out_turns(service.store.read_raw(game_id))
 
 
+@pytest.mark.timing
 def test_idle_seats_are_played_by_the_random_bot_in_every_game(live):
     app, service = live
     rng = random.Random(4)
@@ -60,12 +61,15 @@ def test_a_game_nobody_plays_ends_by_timeouts_and_is_scored(live):
     assert service.verify(game_id)["ok"]
 
 
+@pytest.mark.timing
 def test_a_seat_that_acts_in_time_is_not_played_for_and_a_waiting_seats_clock_runs_on(live):
     app, service = live
     game_id, tokens = _kit.create_open_game(service, "secret-duel", options={"rounds": 1}, turn_timeout=3)
     start = time.time()
     session = service.load(game_id)
     assert session.to_act() == [0, 1]
+    # a duration, not an event: seat 0 bets 1.2 s into the clock, so a clock its bet restarted
+    # (1.2 + 3 s) would break the bound below; nothing in the game marks that point
     time.sleep(1.2)
     service.act(game_id, 0, {"type": "bet", "amount": 1}, idempotency_key="in-time")
     assert _kit.wait_until(lambda: len(_commands(service, game_id)) >= 2, 10, every=0.05)
@@ -90,6 +94,7 @@ def test_a_stale_timeout_changes_nothing(live):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 @pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 def test_drill_short_form_with_the_real_worker():
     figures = turn_timeout.run(size=1, timeout=1.0, games=["speculation", "speculate"], max_turns=3,

@@ -14,6 +14,7 @@ import redis
 
 from events.index import GameIndex
 from events.store import RedisEventStore
+from ops.drills._kit import wait_until
 from ops.drills.redis_server import RedisProcess, redis_server_path
 from service.core.game_service import GameService
 from workers.queue import RQJobs
@@ -61,13 +62,24 @@ def test_a_periodic_part_survives_its_failures():
     script = ["quit"] * 50 + ["stop"]
 
     def make():
-        time.sleep(0.01)
+        # the supervisor goes on until the periodic part has failed twice and run once more
+        wait_until(lambda: len(calls) >= 3, 10, every=0.01)
         return FakeWorker(script)
 
     Supervisor(make, lambda: True, recover=flaky, recover_every=0.01).run()
     assert len(calls) >= 3
 
 
+def blocked_clients(url) -> int:
+    """Clients the server holds in a blocking command (an idle RQ worker's dequeue)."""
+    client = redis.Redis.from_url(url)
+    try:
+        return sum("b" in c["flags"] for c in client.client_list())
+    finally:
+        client.close()
+
+
+@pytest.mark.timing
 @pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
 def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
     server = RedisProcess(durable=True).start()
@@ -90,8 +102,12 @@ def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
 
     try:
         assert bot_game_is_played(30) is not None, "the worker never played"
-        server.kill()                 # kill -9; down for 6 s; then the same port again (AOF kept the data)
-        time.sleep(6)
+        seen = len((tmp_path / "worker.log").read_bytes())
+        server.kill()                 # kill -9; then the same port again (AOF kept the data)
+        # Down for about 6 s as the worker lives it: its abandoned-job sweep (once a second) has
+        # failed 6 times. The outage's length is the condition; the worker's log marks it.
+        assert wait_until(lambda: (tmp_path / "worker.log").read_bytes()[seen:].count(b"abandoned-job sweep: ") >= 6,
+                          30, every=0.1), (tmp_path / "worker.log").read_text()[-3000:]
         server.start()
         back = time.monotonic()
         played = bot_game_is_played(15)
@@ -121,7 +137,8 @@ def test_the_worker_process_stops_on_sigterm_while_idle(tmp_path):
         while b"Listening on" not in (tmp_path / "worker.log").read_bytes():
             assert time.monotonic() < deadline and worker.poll() is None, "the worker never started"
             time.sleep(0.1)
-        time.sleep(1.0)                    # idle, waiting for a job
+        # idle, waiting for a job: the server holds its blocking dequeue
+        assert wait_until(lambda: blocked_clients(server.url) >= 1, 30), (tmp_path / "worker.log").read_text()[-3000:]
         worker.send_signal(signal.SIGTERM)
         worker.wait(10)                    # a supervisor that took it for a crash would start another
     finally:

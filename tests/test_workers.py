@@ -139,15 +139,28 @@ def test_bots_draw_from_a_server_held_key_kept_with_the_data():
 def test_an_idle_worker_keeps_waiting(redis_server):
     """Regression: on the core's bounded Redis client (1.5 s socket timeout) the worker's
     blocking dequeue timed out when idle and RQ quit, every few seconds."""
+    import redis
+
     from ops.drills import _kit
+
+    client = redis.Redis.from_url(redis_server.url)
+    others = {c["id"] for c in client.client_list()}
+
+    def blocked_for() -> int:
+        """Seconds (the server's count) the worker's blocking dequeue has been held, -1: none."""
+        return max((int(c["idle"]) for c in client.client_list() if "b" in c["flags"] and c["id"] not in others),
+                   default=-1)
 
     worker = _kit.start_worker(redis_server.url, reconcile_every=30)
     try:
-        time.sleep(6)
+        # idle: one blocking dequeue held 4 s by the server, over twice the core client's 1.5 s
+        # socket timeout that ended it (the idle span is the condition; the server counts it)
+        assert _kit.wait_until(lambda: blocked_for() >= 4, 30, every=0.2), worker.output()[-2000:]
         assert worker.alive(), worker.output()[-2000:]
         assert "connection timeout" not in worker.output()
     finally:
         worker.stop()
+        client.close()
 
 
 def test_an_orphaned_job_does_not_block_its_unique_id(redis_client):
