@@ -19,6 +19,7 @@ LOBBY_ALL = "lobby:all"
 TOUCHED = "games:touched"          # sorted set: game -> when a command last began to write it
 WAITING = "games:waiting-jobs"     # sorted set: game -> since when it waits on a worker's job
 WATERMARK = "reconciler:watermark"  # how far (a time) the reconciler has looked at TOUCHED
+ARCHIVE_QUEUE = "games:to-archive"  # sorted set: scored game -> when it was first seen scored
 STATUSES = ("open", "active", "ended", "scored")
 
 
@@ -67,7 +68,19 @@ class GameIndex:
         for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                     _lobby_key(None, status), _lobby_key(game_type, status)):
             pipe.zadd(key, {game_id: created_at})
+        if status == "scored":     # the archive's queue: a scored game moves out later
+            pipe.zadd(ARCHIVE_QUEUE, {game_id: time.time()}, nx=True)
         pipe.execute()
+
+    def archive_queue_due(self, before: float, limit: int = 100) -> list[str]:
+        """Scored games first seen scored before `before`, oldest first."""
+        return [g.decode() for g in self.redis.zrangebyscore(ARCHIVE_QUEUE, "-inf", before, start=0, num=limit)]
+
+    def queue_for_archive(self, game_id: str, at: float) -> None:
+        self.redis.zadd(ARCHIVE_QUEUE, {game_id: at}, nx=True)
+
+    def archive_queue_done(self, game_id: str) -> None:
+        self.redis.zrem(ARCHIVE_QUEUE, game_id)
 
     def list(self, game_type: Optional[str] = None, status: Optional[str] = None,
              offset: int = 0, limit: int = 20) -> tuple[list[str], int]:
@@ -196,6 +209,7 @@ class MemoryGameIndex:
         self._boards: dict[str, dict[str, list]] = defaultdict(dict)  # type -> {player: [games, wins, rank_sum]}
         self._touched: dict[str, float] = {}
         self._waiting: dict[str, float] = {}
+        self._to_archive: dict[str, float] = {}
         self._watermark = 0.0
 
     def record(self, game_id: str, game_type: str, status: str, created_at: int) -> None:
@@ -207,6 +221,21 @@ class MemoryGameIndex:
             for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                         _lobby_key(None, status), _lobby_key(game_type, status)):
                 self._lobby[key][game_id] = created_at
+            if status == "scored":
+                self._to_archive.setdefault(game_id, time.time())
+
+    def archive_queue_due(self, before: float, limit: int = 100) -> list[str]:
+        with self._lock:
+            due = sorted((at, g) for g, at in self._to_archive.items() if at <= before)
+        return [g for _, g in due[:limit]]
+
+    def queue_for_archive(self, game_id: str, at: float) -> None:
+        with self._lock:
+            self._to_archive.setdefault(game_id, at)
+
+    def archive_queue_done(self, game_id: str) -> None:
+        with self._lock:
+            self._to_archive.pop(game_id, None)
 
     def _ordered(self, key: str) -> list[str]:
         return [g for g, _ in sorted(self._lobby.get(key, {}).items(), key=lambda item: (item[1], item[0]))]

@@ -18,12 +18,13 @@ import threading
 import zlib
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, WatchError
 
-from .envelope import GENESIS, NewEvent, StoredEvent, decode_body, seal
+from .envelope import GENESIS, NewEvent, StoredEvent, canonical, decode_body, seal
 from .notify import LocalNotifier, Notifier, RedisNotifier, channel, sharded_pubsub
 from .upcast import UPCASTERS, Upcasters
 
@@ -66,7 +67,47 @@ class Receipt:
 
 def keys(game_id: str) -> dict[str, str]:
     tag = f"{{g:{game_id}}}"
-    return {name: f"game:{tag}:{name}" for name in ("events", "meta", "idem", "snap")}
+    return {name: f"game:{tag}:{name}" for name in ("events", "meta", "idem", "snap", "arch")}
+
+
+FORMAT = "speculation-archive/1"
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """Everything the hot store holds of one game, in a form that survives a round trip."""
+
+    game_id: str
+    events: tuple                       # ((body, hash hex), ...) versions 1..n
+    meta: dict = field(default_factory=dict)        # field -> text (the head as hex)
+    idem: dict = field(default_factory=dict)        # key -> (body digest, last version, first version)
+
+    @property
+    def version(self) -> int:
+        return len(self.events)
+
+    @property
+    def head(self) -> str:
+        return self.events[-1][1] if self.events else GENESIS
+
+    def to_bytes(self) -> bytes:
+        return canonical({"format": FORMAT, "game_id": self.game_id, "events": [list(e) for e in self.events],
+                          "meta": self.meta, "idem": {k: list(v) for k, v in self.idem.items()}}).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "GameRecord":
+        obj = json.loads(data)
+        if obj.get("format") != FORMAT:
+            raise ValueError(f"not a game record of format {FORMAT}")
+        return cls(obj["game_id"], tuple(tuple(e) for e in obj["events"]), dict(obj["meta"]),
+                   {k: tuple(v) for k, v in obj["idem"].items()})
+
+    def receipt(self, key: str) -> Optional[tuple[str, Receipt]]:
+        seen = self.idem.get(key)
+        if seen is None:
+            return None
+        digest, last, first = seen
+        return digest, Receipt(int(last), self.events[int(last) - 1][1], int(first), True)
 
 
 def _now_ms() -> int:
@@ -149,6 +190,23 @@ class EventStore(ABC):
 
     @abstractmethod
     def load_snapshot(self, game_id: str) -> Optional[tuple[int, str, bytes]]: ...
+
+    # --- a finished game leaving the hot store for the archive (events/archive.py) and back ---
+    @abstractmethod
+    def archived_digest(self, game_id: str) -> Optional[str]:
+        """The digest of the archive file the game went to (None: it never left, or it came back)."""
+
+    @abstractmethod
+    def swap_out(self, game_id: str, write: Callable[[GameRecord], str]) -> Optional[str]:
+        """Move the game out: `write(record)` stores its whole record elsewhere and returns the
+        record's digest; then, atomically and only if nothing of the game changed meanwhile,
+        its keys are dropped and the digest kept as its pointer. The digest, or None (absent,
+        already out, or changed: nothing was dropped). A `write` that raises changes nothing."""
+
+    @abstractmethod
+    def swap_in(self, game_id: str, record: GameRecord, digest: str) -> bool:
+        """Bring an archived game back: atomically, if its pointer is `digest` and it is not in
+        the hot store, write its record back and forget the pointer. False: nothing to do."""
 
     def read(self, game_id: str, after: int = 0, until: Optional[int] = None) -> list[StoredEvent]:
         """Decoded, upcast events after+1 .. until, each with its prev_hash."""
@@ -244,6 +302,15 @@ if idem_key ~= '' then
 end
 redis.call('__PUBLISH__', KEYS[4], tostring(version + n_events))
 return {'ok'}
+"""
+
+# KEYS: the hash to write, the game's meta, its archive pointer. ARGV: field, value pairs.
+HSET_UNLESS_ARCHIVED_LUA = """
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
 """
 
 _HEX = frozenset("0123456789abcdef")
@@ -413,13 +480,83 @@ class RedisEventStore(EventStore):
                 for f, v in zip(fields, values)}
 
     def set_meta(self, game_id, mapping):
-        self.redis.hset(keys(game_id)["meta"], mapping=mapping)
+        self._unless_archived(keys(game_id)["meta"], game_id, mapping)
 
     def get_meta_prefixed(self, game_id, prefix):
         return {k.decode(): v.decode() for k, v in self.redis.hscan_iter(keys(game_id)["meta"], match=f"{prefix}*")}
 
     def save_snapshot(self, game_id, version, head, blob):
-        self.redis.hset(keys(game_id)["snap"], mapping={"version": version, "head": head, "blob": blob})
+        self._unless_archived(keys(game_id)["snap"], game_id, {"version": version, "head": head, "blob": blob})
+
+    def _unless_archived(self, key, game_id, mapping) -> None:
+        """HSET, but never on a game that has left for the archive (a late job's bookkeeping
+        would leave a stray key behind it)."""
+        if mapping:
+            k = keys(game_id)
+            args = [item for pair in mapping.items() for item in pair]
+            self.redis.eval(HSET_UNLESS_ARCHIVED_LUA, 3, key, k["meta"], k["arch"], *args)
+
+    def archived_digest(self, game_id):
+        digest = self.redis.get(keys(game_id)["arch"])
+        return digest.decode() if digest is not None else None
+
+    def dump(self, game_id, client=None) -> Optional[GameRecord]:
+        client = client or self.redis
+        k = keys(game_id)
+        meta = client.hgetall(k["meta"])
+        if not meta:
+            return None
+        entries = client.xrange(k["events"], "-", "+")
+        idem = client.hgetall(k["idem"])
+        seen = {}
+        for key, value in idem.items():
+            last, first, digest = value.split(b",", 2)
+            seen[key.decode()] = (_unpack_digest(digest), int(last), int(first))
+        return GameRecord(game_id, tuple((unpack_body(f[b"e"]), _unpack_hash(f[b"h"])) for _, f in entries),
+                          {f.decode(): (_unpack_hash(v) if f == b"head" else v.decode()) for f, v in meta.items()},
+                          seen)
+
+    def swap_out(self, game_id, write):
+        k = keys(game_id)
+        with self.redis.pipeline() as pipe:
+            try:
+                # WATCH: if any of the game's keys changes while its record is written out, the
+                # transaction below is not run and the game stays where it is.
+                pipe.watch(k["events"], k["meta"], k["idem"], k["arch"])
+                if pipe.exists(k["arch"]):
+                    return None
+                record = self.dump(game_id, pipe)
+                if record is None:
+                    return None
+                digest = write(record)
+                pipe.multi()
+                pipe.set(k["arch"], digest)
+                pipe.delete(k["events"], k["meta"], k["idem"], k["snap"])
+                pipe.execute()
+                return digest
+            except WatchError:
+                return None
+
+    def swap_in(self, game_id, record, digest):
+        k = keys(game_id)
+        with self.redis.pipeline() as pipe:
+            try:
+                pipe.watch(k["arch"], k["meta"])
+                current = pipe.get(k["arch"])
+                if current is None or current.decode() != digest or pipe.exists(k["meta"]):
+                    return False
+                pipe.multi()
+                for version, (body, hash_) in enumerate(record.events, start=1):
+                    pipe.xadd(k["events"], {"e": _pack_body(body), "h": bytes.fromhex(hash_)}, id=f"{version}-0")
+                pipe.hset(k["meta"], mapping={f: (_pack_hash(v) if f == "head" else v) for f, v in record.meta.items()})
+                if record.idem:
+                    pipe.hset(k["idem"], mapping={key: f"{last},{first},".encode() + _pack_digest(digest_)
+                                                  for key, (digest_, last, first) in record.idem.items()})
+                pipe.delete(k["arch"])
+                pipe.execute()
+                return True
+            except WatchError:
+                return False
 
     def load_snapshot(self, game_id):
         version, head, blob = self.redis.hmget(keys(game_id)["snap"], "version", "head", "blob")
@@ -441,6 +578,7 @@ class MemoryEventStore(EventStore):
         self._meta: dict[str, dict[str, str]] = {}
         self._idem: dict[str, dict[str, tuple[str, Receipt]]] = {}
         self._snaps: dict[str, tuple[int, str, bytes]] = {}
+        self._arch: dict[str, str] = {}
 
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta, before=None):
@@ -493,7 +631,8 @@ class MemoryEventStore(EventStore):
 
     def set_meta(self, game_id, mapping):
         with self._lock:
-            self._meta.setdefault(game_id, {}).update({k: str(v) for k, v in mapping.items()})
+            if game_id in self._meta or game_id not in self._arch:
+                self._meta.setdefault(game_id, {}).update({k: str(v) for k, v in mapping.items()})
 
     def get_meta_prefixed(self, game_id, prefix):
         with self._lock:
@@ -501,7 +640,43 @@ class MemoryEventStore(EventStore):
 
     def save_snapshot(self, game_id, version, head, blob):
         with self._lock:
-            self._snaps[game_id] = (version, head, blob)
+            if game_id in self._meta or game_id not in self._arch:
+                self._snaps[game_id] = (version, head, blob)
+
+    def archived_digest(self, game_id):
+        with self._lock:
+            return self._arch.get(game_id)
+
+    def _dump(self, game_id) -> Optional[GameRecord]:
+        if game_id not in self._meta or game_id in self._arch:
+            return None
+        return GameRecord(game_id, tuple(self._events.get(game_id, [])), dict(self._meta[game_id]),
+                          {key: (d, r.version, r.first_version) for key, (d, r) in self._idem.get(game_id, {}).items()})
+
+    def swap_out(self, game_id, write):
+        with self._lock:
+            record = self._dump(game_id)
+        if record is None:
+            return None
+        digest = write(record)
+        with self._lock:
+            if self._dump(game_id) != record:     # it changed meanwhile: it stays
+                return None
+            self._arch[game_id] = digest
+            for table in (self._events, self._meta, self._idem, self._snaps):
+                table.pop(game_id, None)
+        return digest
+
+    def swap_in(self, game_id, record, digest):
+        with self._lock:
+            if self._arch.get(game_id) != digest or game_id in self._meta:
+                return False
+            self._events[game_id] = list(record.events)
+            self._meta[game_id] = dict(record.meta)
+            self._idem[game_id] = {key: (d, Receipt(last, record.events[last - 1][1], first, True))
+                                   for key, (d, last, first) in record.idem.items()}
+            del self._arch[game_id]
+        return True
 
     def load_snapshot(self, game_id):
         with self._lock:

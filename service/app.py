@@ -12,6 +12,8 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
 from . import bootstrap, docs_ui
+from events.archive import ArchiveError
+
 from .core.errors import CoreError
 from .errors import ApiError, status_of
 from .limits import JsonRefused, strict_loads
@@ -151,6 +153,11 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
         log.warning("the store cannot be reached: %s", type(err).__name__)
         return error_response(503, "unavailable", "the store cannot be reached now; retry later (nothing "
                               "was acknowledged)", headers={"Retry-After": "5"})
+
+    @app.errorhandler(ArchiveError)
+    def _archive_unreadable(err: ArchiveError):
+        log.error("an archived game cannot be read: %s", err)
+        return error_response(500, "archive_unreadable", f"the game's archive file cannot be read: {err}")
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception):

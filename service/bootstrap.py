@@ -123,7 +123,7 @@ def search_limits(config: dict) -> SearchLimits:
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
     """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client.
     Its secrets are read from Redis when first needed (an API process starts without Redis)."""
-    core = GameService(RedisEventStore(backend.store_client), GameIndex(backend.store_client),
+    core = GameService(build_store(config, backend), GameIndex(backend.store_client),
                        jobs if jobs is not None else build_jobs(backend),
                        allow_seed=bool(config.get("ALLOW_SEED")),
                        snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0),
@@ -134,7 +134,18 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
                        search_limits=search_limits(config))
     core.bot_jobs_per_game = int(config.get("BOT_JOBS_PER_GAME", 1) or 0)
     core.lobby_expiry = float(config.get("LOBBY_EXPIRY") or 0)
+    core.archive_after = float(config.get("ARCHIVE_AFTER") or 0)
     return core
+
+
+def build_store(config: dict, backend: Backend):
+    """The event store on the backend's Redis, with the archive behind it when one is set."""
+    store = RedisEventStore(backend.store_client)
+    if config.get("ARCHIVE_URL"):
+        from events.archive import Archive, ArchivingStore
+
+        store = ArchivingStore(store, Archive(config["ARCHIVE_URL"]))
+    return store
 
 
 def build_worker_core() -> GameService:

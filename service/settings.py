@@ -135,6 +135,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SEARCH_MAX_TIME_MS", 200, _number(1, 60_000), "The most time a `search` bot may think per move, milliseconds: a seat's `budget.time_ms` above it is a 422, and a stored budget is clamped to it."),
     Setting("SEARCH_MAX_ITERATIONS", 20_000, _integer(1, 10_000_000), "The most iterations a `search` bot may run per move: a seat's `budget.iterations` above it is a 422, and a stored budget is clamped to it."),
     Setting("LOBBY_EXPIRY", 86400, _integer(0), "Seconds an open game nobody fills stays in the lobby (its log is kept; 0: forever)."),
+    Setting("ARCHIVE_URL", None, _text, "Where finished games move out of Redis: an fsspec URL (a folder, `file://...`, `s3://...` with s3fs installed). Unset: `make serve` uses DATA_DIR/archive; elsewhere games stay in Redis."),
+    Setting("ARCHIVE_AFTER", 7 * 86400, _integer(0), "Seconds a scored game stays in Redis before the workers move it to the archive (0: at their next pass)."),
     Setting("LOG_LEVEL", "INFO", _level, "Log level of the JSON log lines."),
 )
 

@@ -265,6 +265,9 @@ def build_stack(*, host: str, port: int, data_dir: str, redis_url: Optional[str]
                                             f"{'.'.join(map(str, version))}, AOF fsync always)")
     env["REDIS_URL"] = redis_url
     env.setdefault("RQ_REDIS_URL", redis_url)
+    if not env.get("SPECULATION_ARCHIVE_URL"):     # finished games move here (events/archive.py)
+        env["SPECULATION_ARCHIVE_URL"] = os.path.join(os.path.abspath(data_dir), "archive")
+    facts["archive"] = env["SPECULATION_ARCHIVE_URL"]
     env["PROMETHEUS_MULTIPROC_DIR"] = fresh_metrics_dir(data_dir)
     gunicorn = [sys.executable, "-m", "gunicorn", "-c", project_file("ops", "gunicorn.conf.py"),
                 "--bind", f"{host}:{port}", "service.wsgi:app"]
@@ -290,6 +293,7 @@ def serve(*, host: str, port: int, data_dir: str, redis_url: Optional[str], redi
         say(f"data kept in {facts['data']} on {facts['redis']}: games survive a restart")
     else:
         say(f"data on {facts['redis']} (your Redis: see docs/operations.md for its settings)")
+    say(f"finished games move to the archive at {facts['archive']} (docs/operations.md)")
     say(f"{workers} worker process(es) for bots, scoring, timeouts and the reconciler")
     say("stop with Ctrl-C (every process of the stack stops with it)")
     try:

@@ -86,8 +86,8 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     """One reconciler pass (workers/reconciler.py): every game touched since the last pass and
     every game waiting on a job gets its projections and jobs re-derived. With
     `abandoned_after`, jobs whose worker stopped beating that long ago are recovered first.
-    Open games older than the lobby expiry leave the lobby (their log is kept). Returns the
-    number of games looked at."""
+    Open games older than the lobby expiry leave the lobby (their log is kept), and scored
+    games past the archive's age move to the archive. Returns the number of games looked at."""
     from .reconciler import reconcile_pass
 
     if abandoned_after:
@@ -95,6 +95,8 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     if service.lobby_expiry:
         service.expire_unjoined(service.lobby_expiry)
     done = reconcile_pass(service, batch=max(limit, 1))
+    if service.archiving is not None:     # scored games past SPECULATION_ARCHIVE_AFTER leave Redis
+        service.archive_due(limit=min(limit, 100))
     return done.touched + done.waiting
 
 

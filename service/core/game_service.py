@@ -13,6 +13,7 @@ from typing import Callable, Optional
 from events.index import GameIndex
 from events.store import EventStore
 
+from .archiving import Archiving
 from .bots import SearchLimits
 from .commands import Commands
 from .jobs import Jobs
@@ -22,7 +23,7 @@ from .streams import SharedBatches, Streams, Wait, poll_for_version
 from .tokens import TokenAuth
 
 
-class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams):
+class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams, Archiving):
     def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
                  snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
                  stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Optional
 
+from events.archive import ArchiveError
 from events.index import GameIndex
 from events.store import EventStore
 from projections import disclosure
 from projections.ledger import ledger_for
 from projections.registry import UnknownGame, get_game
 from projections.session import Session, fold
-from projections.verify import verify_log
+from projections.verify import Report, verify_log
 
 from .errors import Invalid, NotFound
 
@@ -73,7 +74,12 @@ class Queries:
         """Verify the stored log with the server's seed, against the store's recorded head and
         any receipts (version -> head hash) a client kept."""
         # No load(): a log that fails its chain cannot be folded, and verify is what names it.
-        head = self.store.head(game_id)
+        try:
+            if getattr(self.store, "record_of", None) is not None:
+                self.store.record_of(game_id, fresh=True)     # an archived game's file read again
+            head = self.store.head(game_id)
+        except ArchiveError as err:      # an archived game whose file is missing or changed
+            return Report(checked=0).fail(0, "archive", str(err)).as_dict()
         if head[0] == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
         raw = self.store.read_raw(game_id)
