@@ -1,4 +1,4 @@
-"""The command line: `speculation serve | worker | games | view | replay | export | verify | play | demo`.
+"""The command line: `speculation serve | worker | games | view | replay | export | verify | play | demo | archive`.
 
 `serve` runs the API (embedded store and worker with no REDIS_URL); `worker` runs an RQ
 worker for REDIS_URL. The other commands are clients of a running API (--api, default
@@ -238,6 +238,86 @@ def play(game_type, players, level, iterations, time_ms, name, options, seed) ->
 def export(game, api) -> None:
     """A game's log as NDJSON on stdout (complete once the game has ended, redacted before)."""
     sys.stdout.write(_get(api, f"/v1/games/{game}/export", accept="application/x-ndjson"))
+
+
+# --- the archive (an operator's commands: they reach Redis and the archive directly) -----------
+ARCHIVE_OPTION = click.option("--archive", "archive_url", envvar="SPECULATION_ARCHIVE_URL", required=True,
+                              help="the archive's fsspec URL (a folder, file://..., s3://...)  "
+                                   "[default: SPECULATION_ARCHIVE_URL]")
+
+
+@cli.group()
+def archive() -> None:
+    """Finished games in the archive: move, restore, list, verify (docs/operations.md)."""
+
+
+def _archiving_core(archive_url: str):
+    from service.bootstrap import build_backend, build_core, settings
+
+    config = settings({"ARCHIVE_URL": archive_url})
+    if not config.get("REDIS_URL"):
+        _fail("speculation archive: REDIS_URL must name the game store's Redis", EXIT_USAGE)
+    return build_core(config, build_backend(config))
+
+
+@archive.command("move")
+@click.argument("games", nargs=-1, metavar="[GAME]...")
+@ARCHIVE_OPTION
+@click.option("--due", is_flag=True, help="every scored game past SPECULATION_ARCHIVE_AFTER (what the workers do)")
+@click.option("--all-scored", is_flag=True, help="every scored game in the lobby, whatever its age")
+def archive_move(games, archive_url, due, all_scored) -> None:
+    """Move scored games out of Redis into the archive; prints what became of each."""
+    service = _archiving_core(archive_url)
+    if all_scored:
+        page = 0
+        while True:
+            ids, total = service.index.list(None, "scored", page * 500, 500)
+            games += tuple(ids)
+            page += 1
+            if page * 500 >= total or not ids:
+                break
+    outcomes = {game: service.archive_game(game) for game in games}
+    if due:
+        outcomes["due"] = service.archive_due(limit=10_000)
+    _print(outcomes)
+
+
+@archive.command("restore")
+@click.argument("games", nargs=-1, required=True, metavar="GAME...")
+@ARCHIVE_OPTION
+def archive_restore(games, archive_url) -> None:
+    """Bring archived games back into Redis (their archive files stay)."""
+    service = _archiving_core(archive_url)
+    _print({game: service.restore_game(game) for game in games})
+
+
+@archive.command("list")
+@ARCHIVE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="JSON, for machines")
+def archive_list(archive_url, as_json) -> None:
+    """The archive's files: game id, digest, path (no Redis needed)."""
+    from events.archive import Archive
+
+    files = [{"game_id": g, "digest": d, "path": p} for g, d, p in Archive(archive_url).files()]
+    if as_json:
+        _print(files)
+    else:
+        for f in files:
+            print(f"{f['game_id']}  {f['digest']}  {f['path']}")
+
+
+@archive.command("verify")
+@ARCHIVE_OPTION
+def archive_verify(archive_url) -> None:
+    """Check every archive file offline: its content against its name, its log re-run with its
+    revealed seed. Prints the report as JSON; exits 1 when a file fails."""
+    from events.archive import Archive
+    from service.core.archiving import verify_archive
+
+    report = verify_archive(Archive(archive_url))
+    _print(report)
+    if not report["ok"]:
+        raise SystemExit(EXIT_FAILED)
 
 
 def parse_receipts(items) -> dict[int, str]:
