@@ -16,6 +16,7 @@ from events.archive import Archive, ArchiveError, ArchivingStore, GameArchived
 from events.envelope import NewEvent
 from events.store import GameRecord, MemoryEventStore, RedisEventStore, keys
 from ops.drills import _kit
+from ops.drills import archive as drill
 from ops.drills.redis_server import RedisProcess, redis_server_path
 from service.core.archiving import ARCHIVED, NOT_SCORED, RESTORED, verify_archive
 
@@ -166,20 +167,11 @@ def finished_games(app, rng):
 
 
 def reads(http, games):
-    """Every read a client makes of each game, as bytes."""
+    """Every read a client makes of each game, and the lobby, as bytes."""
     out = {}
     for game_id, tokens, version in games:
-        auth = {"Authorization": f"Bearer {tokens[0]}"}
-        for path, headers in ((f"/v1/games/{game_id}", {}), (f"/v1/games/{game_id}/view", auth), (f"/v1/games/{game_id}/events", auth),
-                              (f"/v1/games/{game_id}/events", {}), (f"/v1/games/{game_id}/ledger", {}),
-                              (f"/v1/games/{game_id}/replay?at={max(1, version // 2)}", auth),
-                              (f"/v1/games/{game_id}/replay?at={version}", {}), (f"/v1/games/{game_id}/export", {}),
-                              (f"/v1/games/{game_id}/verify", {}), (f"/web/games/{game_id}", {}),
-                              (f"/web/games/{game_id}/replay", {})):
-            response = http.get(path, headers=headers)
-            out[(path, bool(headers))] = (response.status_code, response.get_data())
-    for path in ("/v1/games?per_page=50", "/v1/games?status=scored&per_page=50"):
-        out[(path, False)] = (200, http.get(path).get_data())
+        out.update({(game_id, *k): v for k, v in drill.reads_of(http, game_id, tokens[0], version).items()})
+    out.update(drill.lobby_reads(http))
     return out
 
 
@@ -188,7 +180,8 @@ def test_every_read_of_an_archived_game_answers_as_before(redis_client, tmp_path
     service, http = app.extensions["games"], app.test_client()
     games = finished_games(app, random.Random(46))
     before = reads(http, games)
-    assert all(status == 200 for status, _ in before.values()), [k for k, (s, _) in before.items() if s != 200]
+    statuses = [v[0] for k, v in before.items() if isinstance(v, tuple)]
+    assert statuses and all(status == 200 for status in statuses)
     memory_before = len(redis_client.keys("game:*"))
     assert service.archive_due() == {ARCHIVED: len(games)}
     assert service.archive_due() == {}                                # nothing left to move
@@ -329,3 +322,10 @@ class TestArchiveQueue:
         index.archive_queue_done("g2")
         index.archive_queue_done("g1")
         assert index.archive_queue_due(time.time() + 10) == []
+
+
+@pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
+def test_drill_short_form():
+    figures = drill.run(size=8, seed=2)
+    assert figures["ok"], figures
+    assert figures["reads_compared"] == 8 * 11 and figures["game_keys_left"] == 8
