@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -372,6 +373,15 @@ class RedisNotifier(Notifier):
         if pubsub is not None:
             try:
                 pubsub.subscribed_event.set()   # a listener waiting for a first subscription
+                # A listener blocked reading the socket is not woken by close(): shut the socket
+                # down first, so its read ends at once and it sees `_closed` (close() alone left
+                # it to the 2 s join below, on every shutdown).
+                sock = getattr(getattr(pubsub, "connection", None), "_sock", None)
+                if sock is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except Exception:
+                pass
+            try:
                 pubsub.close()
             except Exception:
                 pass
