@@ -27,6 +27,15 @@ def pytest_configure(config):
         config._speculation_locks = os.environ[LOCKS]
 
 
+def pytest_sessionstart(session):
+    """The run's order, printed even under -q, so a failure that depends on it can be repeated."""
+    seed = getattr(session.config.option, "randomly_seed", None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if isinstance(seed, int) and reporter is not None and not os.environ.get("PYTEST_XDIST_WORKER"):
+        reporter.write_line(f"test order: pytest-randomly seed {seed} (repeat it: make test "
+                            f'TEST_ARGS="--randomly-seed={seed}")')
+
+
 def pytest_unconfigure(config):
     folder = getattr(config, "_speculation_locks", None)
     if folder:
