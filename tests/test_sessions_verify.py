@@ -29,7 +29,7 @@ def test_bot_sessions_end_verify_and_balance(game_type, fake_redis):
     for n in range(SESSIONS):
         players = rng.randint(game.MIN_PLAYERS, game.MAX_PLAYERS)
         seats = [{"bot": rng.choice(["random", "heuristic"])} for _ in range(players)]
-        options = {"deals": players} if game_type == "speculation" else {}
+        options = {"deals": 2} if game_type == "speculation" else {}   # two deals: one passes to the next
         session = service.create(game_type, options, seats, seed=seed_of(n))
         jobs.drain(service)
         session = service.load(session.game_id)
