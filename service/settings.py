@@ -169,7 +169,7 @@ def unknown_variables(environ: Optional[Mapping[str, str]] = None) -> list[str]:
                   and k not in CLIENT_VARIABLES)
 
 
-CLIENT_VARIABLES = ("SPECULATION_API", "SPECULATION_TOKEN", "SPECULATION_TEST_SLOW_TURN")  # the CLI's and a test hook's
+CLIENT_VARIABLES = ("SPECULATION_API", "SPECULATION_TOKEN")  # the CLI's
 
 
 def markdown_table() -> str:

@@ -11,9 +11,7 @@ import logging
 
 import hashlib
 import hmac
-import os
 import random
-import time
 from typing import Optional
 
 from service.core.errors import Conflict
@@ -23,7 +21,6 @@ from service.observability import RECONCILER_REPAIRS
 from .bots import policy
 
 
-SLOW_TURN_ENV = "SPECULATION_TEST_SLOW_TURN"   # seconds a bot or timeout turn waits before its append
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +44,6 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
     view = service.view_of(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level, budget=budget, limits=service.search_limits)
     action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version, service.bot_key))
-    delay = float(os.environ.get(SLOW_TURN_ENV) or 0)
-    if delay > 0:   # a test hook: the crash drill kills a worker in the middle of a turn
-        time.sleep(delay)
     try:
         key = f"{by}:{version if key_version is None else key_version}"
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version, idempotency_key=key, by=by)

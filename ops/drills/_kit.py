@@ -275,9 +275,10 @@ class ChildProcess:
 def start_worker(redis_url: str, slow_turn: float = 0, reconcile_every: float = 0.5,
                  monitoring: int = 1, abandoned_after: float = 3.0, extra_env: Optional[dict] = None) -> ChildProcess:
     """`speculation worker` (the real CLI) on a private Redis, with fast abandoned-job recovery."""
-    env = {"REDIS_URL": redis_url, "SPECULATION_TEST_SLOW_TURN": str(slow_turn) if slow_turn else ""}
-    env.update(extra_env or {})
-    return ChildProcess([sys.executable, "-m", "service.cli", "worker", "--reconcile-every", str(reconcile_every),
+    env = {"REDIS_URL": redis_url, **(extra_env or {})}
+    # slow_turn: every turn waits that long before its append (ops/drills/slow_worker.py)
+    command = ["ops.drills.slow_worker", str(slow_turn)] if slow_turn else ["service.cli"]
+    return ChildProcess([sys.executable, "-m", *command, "worker", "--reconcile-every", str(reconcile_every),
                          "--job-monitoring-interval", str(monitoring), "--abandoned-after", str(abandoned_after)],
                         env, name="worker")
 

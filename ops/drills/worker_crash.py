@@ -1,8 +1,8 @@
 """Worker crash drill: kill -9 of an RQ worker (the real `speculation worker`, its work
 horse with it) in the middle of a bot turn, on a private durable Redis.
 
-Every registered game is played by bots alone. A worker whose turns are slow (the test hook
-SPECULATION_TEST_SLOW_TURN makes each bot turn wait before its append) is started; as soon
+Every registered game is played by bots alone. A worker whose turns are slow
+(ops/drills/slow_worker.py: each bot turn waits before its append) is started; as soon
 as a turn is running it is killed with its process group, `--size` times; then a normal
 worker takes over. Each killed turn must be played exactly once (its job is found abandoned
 from its stale heartbeat and run again, in seconds rather than RQ's ten minutes), and every
