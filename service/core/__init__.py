@@ -7,8 +7,9 @@ service/routes/) and the workers (workers/) call it, and the bootstrap builds it
     commands.py      create, claim, act, score, the turn-timeout decision, follow-up jobs
     queries.py       view, events, replay, ledger, verify, export, lobby, leaderboards
     tokens.py        seat tokens and stream tickets
-    streams.py       live event streams and the wait for a new version (polling today)
+    streams.py       live event streams and the wait for a new version (the store's notifier)
     errors.py        the domain errors (no HTTP status: service/errors.py maps them)
     jobs.py          the follow-up jobs the core asks for (RQ implements them in workers/)
     bots.py          the bot levels a seat may name
+    archiving.py     moving scored games to the archive and back (events/archive.py)
 """
