@@ -32,7 +32,7 @@ from typing import Iterator, Optional
 import fsspec
 
 from .envelope import GENESIS
-from .store import EventStore, GameRecord, StoreError
+from .store import EventStore, GameArchived, GameRecord, StoreError  # noqa: F401 (GameArchived: re-exported)
 
 
 SUFFIX = ".json.gz"
@@ -40,10 +40,6 @@ SUFFIX = ".json.gz"
 
 class ArchiveError(StoreError):
     """The archive cannot give the game's record: its file is missing or fails its check."""
-
-
-class GameArchived(StoreError):
-    """A write to a game that lives in the archive (finished games take no more events)."""
 
 
 def digest_of(data: bytes) -> str:
@@ -61,6 +57,16 @@ def decode(data: bytes) -> GameRecord:
         return GameRecord.from_bytes(gzip.decompress(data))
     except (OSError, EOFError, ValueError, KeyError, TypeError) as err:
         raise ArchiveError(f"not an archive record: {err}") from None
+
+
+def checked_record(game_id: str, digest: str, data: bytes) -> GameRecord:
+    """The record a file's bytes hold, checked against the name it is stored under."""
+    if digest_of(data) != digest:
+        raise ArchiveError(f"the archive file of {game_id} was changed: its SHA-256 is not {digest}")
+    record = decode(data)
+    if record.game_id != game_id:
+        raise ArchiveError(f"the archive file of {game_id} holds another game ({record.game_id})")
+    return record
 
 
 class Archive:
@@ -102,13 +108,8 @@ class Archive:
         try:
             data = self.fs.cat_file(path)
         except FileNotFoundError:
-            raise ArchiveError(f"the archive file of {game_id} is missing ({path})") from None
-        if digest_of(data) != digest:
-            raise ArchiveError(f"the archive file of {game_id} was changed: its SHA-256 is not {digest}")
-        record = decode(data)
-        if record.game_id != game_id:
-            raise ArchiveError(f"the archive file {path} holds another game ({record.game_id})")
-        return record
+            raise ArchiveError(f"the archive file of {game_id} is missing") from None
+        return checked_record(game_id, digest, data)
 
     def files(self) -> Iterator[tuple[str, str, str]]:
         """(game id, digest, path) of every archive file, in path order."""
@@ -167,10 +168,8 @@ class ArchivingStore(EventStore):
         with self._lock:
             self._records.pop(game_id, None)
 
-    def _live(self, game_id: str) -> bool:
-        return self.hot.head(game_id)[0] > 0
-
-    # --- reads: the hot store first, the archive for a game that has left it ---------------
+    # --- reads: the hot store's own call first (a live game costs what it did before); only
+    # when it finds nothing, the pointer (one GET: it never coexists with a live game's keys) ---
     def head(self, game_id):
         version, head = self.hot.head(game_id)
         if version:
@@ -179,14 +178,15 @@ class ArchivingStore(EventStore):
         return (record.version, record.head) if record else (0, GENESIS)
 
     def read_raw(self, game_id, after=0, until=None):
-        if self._live(game_id):
-            return self.hot.read_raw(game_id, after, until)
+        raw = self.hot.read_raw(game_id, after, until)
+        if raw:
+            return raw
         record = self.record_of(game_id)
         return list(record.events[after:until]) if record else []
 
     def get_idempotent(self, game_id, idem_key):
         found = self.hot.get_idempotent(game_id, idem_key)
-        if found is not None or self._live(game_id):
+        if found is not None:
             return found
         record = self.record_of(game_id)
         return record.receipt(idem_key) if record else None
@@ -201,32 +201,32 @@ class ArchivingStore(EventStore):
         return record.receipt(idem_key), record.version, record.head
 
     def get_meta(self, game_id, *fields):
-        if self._live(game_id):
-            return self.hot.get_meta(game_id, *fields)
+        found = self.hot.get_meta(game_id, *fields)
+        if any(v is not None for v in found.values()):
+            return found
         record = self.record_of(game_id)
-        meta = record.meta if record else {}
-        return {f: meta.get(f) for f in fields}
+        return {f: record.meta.get(f) for f in fields} if record else found
 
     def get_meta_prefixed(self, game_id, prefix):
-        if self._live(game_id):
-            return self.hot.get_meta_prefixed(game_id, prefix)
+        found = self.hot.get_meta_prefixed(game_id, prefix)
+        if found:
+            return found
         record = self.record_of(game_id)
-        return {k: v for k, v in (record.meta if record else {}).items() if k.startswith(prefix)}
+        return {k: v for k, v in record.meta.items() if k.startswith(prefix)} if record else found
 
     def load_snapshot(self, game_id):
         return self.hot.load_snapshot(game_id)     # an archived game has none: its fold is short-lived
 
-    # --- writes: the hot store, which refuses a game that has left it -----------------------
+    # --- writes: the hot store, which refuses (appends) or drops (side facts) a write to a game
+    # that has left it, each in its own atomic step ----------------------------------------
     def _append(self, *args, **kwargs):  # pragma: no cover - append() below goes to the hot store
         raise NotImplementedError
 
     def append(self, game_id, events, **kwargs):
-        if not self._live(game_id) and self.hot.archived_digest(game_id) is not None:
-            raise GameArchived(f"game {game_id} is archived: it takes no more events")
         return self.hot.append(game_id, events, **kwargs)
 
     def set_meta(self, game_id, mapping):
-        self.hot.set_meta(game_id, mapping)        # the hot store drops it for an archived game
+        self.hot.set_meta(game_id, mapping)
 
     def save_snapshot(self, game_id, version, head, blob):
         self.hot.save_snapshot(game_id, version, head, blob)

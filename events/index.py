@@ -76,9 +76,6 @@ class GameIndex:
         """Scored games first seen scored before `before`, oldest first."""
         return [g.decode() for g in self.redis.zrangebyscore(ARCHIVE_QUEUE, "-inf", before, start=0, num=limit)]
 
-    def queue_for_archive(self, game_id: str, at: float) -> None:
-        self.redis.zadd(ARCHIVE_QUEUE, {game_id: at}, nx=True)
-
     def archive_queue_done(self, game_id: str) -> None:
         self.redis.zrem(ARCHIVE_QUEUE, game_id)
 
@@ -228,10 +225,6 @@ class MemoryGameIndex:
         with self._lock:
             due = sorted((at, g) for g, at in self._to_archive.items() if at <= before)
         return [g for _, g in due[:limit]]
-
-    def queue_for_archive(self, game_id: str, at: float) -> None:
-        with self._lock:
-            self._to_archive.setdefault(game_id, at)
 
     def archive_queue_done(self, game_id: str) -> None:
         with self._lock:

@@ -45,6 +45,11 @@ class VersionConflict(StoreError):
         self.reason = reason
 
 
+class GameArchived(StoreError):
+    """An append to a game that has left for the archive (events/archive.py): it takes no more
+    events. Refused by the store's own atomic check, so no stray key is ever written for it."""
+
+
 class IdempotencyConflict(StoreError):
     """The idempotency key was used before with another body."""
 
@@ -249,8 +254,9 @@ class EventStore(ABC):
 # record is "<version>,<first_version>,<digest>": the receipt's head is the hash stored at
 # <version>, so it is not stored twice.
 #
-# KEYS: events, meta, idem, and the game's notification channel (events/notify.py: not a key,
-#       but it carries the game's hash tag, so a cluster routes it with the game).
+# KEYS: events, meta, idem, the game's notification channel (events/notify.py: not a key,
+#       but it carries the game's hash tag, so a cluster routes it with the game), and the
+#       game's archive pointer (a game that left for the archive takes no more events).
 # ARGV: expected_version ("" = none), idem_key ("" = none), body_digest, base_version,
 #       base_head, n_events, n_meta, then n_events (body, hash) pairs, then n_meta
 #       (field, value) pairs.
@@ -266,6 +272,9 @@ local n_meta = tonumber(ARGV[7])
 
 local meta = redis.call('HMGET', KEYS[2], 'version', 'head')
 local version = tonumber(meta[1] or '0')
+if version == 0 and redis.call('EXISTS', KEYS[5]) == 1 then
+  return {'archived', '0'}
+end
 if idem_key ~= '' then
   local seen = redis.call('HGET', KEYS[3], idem_key)
   if seen then
@@ -372,6 +381,8 @@ def _unpack_digest(value: bytes) -> str:
 def _raise_refusal(status: str, version: int) -> None:
     if status == "idem":
         raise IdempotencyConflict(version)
+    if status == "archived":
+        raise GameArchived("the game is archived: it takes no more events")
     raise VersionConflict(version, status)
 
 
@@ -413,10 +424,10 @@ class RedisEventStore(EventStore):
         for field, value in meta.items():
             args += [field, value]
         script = self._append_script
-        script_keys = [k["events"], k["meta"], k["idem"], channel(game_id)]
+        script_keys = [k["events"], k["meta"], k["idem"], channel(game_id), k["arch"]]
         if before is None:
             try:
-                reply = self.redis.evalsha(script.sha, 4, *script_keys, *args)
+                reply = self.redis.evalsha(script.sha, len(script_keys), *script_keys, *args)
             except NoScriptError:  # a restarted or flushed server: load the script, once
                 reply = script(keys=script_keys, args=args)
         else:
@@ -424,7 +435,7 @@ class RedisEventStore(EventStore):
             # script; the server runs them in order.
             with self.redis.pipeline(transaction=False) as pipe:
                 before(pipe)
-                pipe.evalsha(script.sha, 4, *script_keys, *args)
+                pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
                 *ahead, reply = pipe.execute(raise_on_error=False)
             for failed in (r for r in ahead if isinstance(r, Exception)):
                 # The script ran all the same: the batch (the truth) stands; only the intent is
@@ -500,7 +511,7 @@ class RedisEventStore(EventStore):
         digest = self.redis.get(keys(game_id)["arch"])
         return digest.decode() if digest is not None else None
 
-    def dump(self, game_id, client=None) -> Optional[GameRecord]:
+    def _dump(self, game_id, client=None) -> Optional[GameRecord]:
         client = client or self.redis
         k = keys(game_id)
         meta = client.hgetall(k["meta"])
@@ -525,7 +536,7 @@ class RedisEventStore(EventStore):
                 pipe.watch(k["events"], k["meta"], k["idem"], k["arch"])
                 if pipe.exists(k["arch"]):
                     return None
-                record = self.dump(game_id, pipe)
+                record = self._dump(game_id, pipe)
                 if record is None:
                     return None
                 digest = write(record)
@@ -583,6 +594,8 @@ class MemoryEventStore(EventStore):
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta, before=None):
         with self._lock:
+            if game_id in self._arch:
+                raise GameArchived("the game is archived: it takes no more events")
             stream = self._events.setdefault(game_id, [])
             recorded = self._meta.setdefault(game_id, {})
             version = int(recorded.get("version", 0))

@@ -11,9 +11,9 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
-from . import bootstrap, docs_ui
 from events.archive import ArchiveError
 
+from . import bootstrap, docs_ui
 from .core.errors import CoreError
 from .errors import ApiError, status_of
 from .limits import JsonRefused, strict_loads

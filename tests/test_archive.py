@@ -13,9 +13,10 @@ import time
 import pytest
 
 from events.archive import Archive, ArchiveError, ArchivingStore, GameArchived
-from events.envelope import NewEvent
+from events.envelope import GENESIS, NewEvent
 from events.store import GameRecord, MemoryEventStore, RedisEventStore, keys
 from ops.drills import _kit
+from ops.drills._kit import wait_until
 from ops.drills import archive as drill
 from ops.drills.redis_server import RedisProcess, redis_server_path
 from service.core.archiving import ARCHIVED, NOT_SCORED, RESTORED, verify_archive
@@ -73,10 +74,13 @@ class TestSwapContract:
         cold = ArchivingStore(store, archive)
         assert (cold.read_raw("g1"), cold.head("g1"), cold.get_meta("g1", "status", "seed", "waits"),
                 cold.get_idempotent("g1", "k1"), cold.get_meta_prefixed("g1", "token:")) == before
-        assert cold.peek("g1", "k2")[1:] == store_head(before)
+        assert cold.peek("g1", "k2")[1:] == before[1]
         assert cold.read_raw("g1", 1, 2) == before[0][1:2]
         with pytest.raises(GameArchived):
             cold.append("g1", [ev(4)], base_version=3, base_head=before[1][1])
+        with pytest.raises(GameArchived):     # even one that would start the stream again
+            store.append("g1", [ev(4)], base_version=0, base_head=GENESIS)
+        assert hot_keys(store, "g1") == []
         record = archive.get("g1", digest)
         assert store.swap_in("g1", record, digest) and store.archived_digest("g1") is None
         assert (store.read_raw("g1"), store.head("g1"), store.get_meta("g1", "status", "seed", "waits"),
@@ -108,10 +112,6 @@ class TestSwapContract:
 
     def test_an_unknown_game_is_not_moved(self, store, archive):
         assert store.swap_out("nope", archive.put) is None and store.archived_digest("nope") is None
-
-
-def store_head(before):
-    return before[1]
 
 
 def rewritten(data: bytes, old: bytes, new: bytes) -> bytes:
@@ -313,19 +313,15 @@ class TestArchiveQueue:
         index.record("g1", "big-shot", "active", 1)
         assert index.archive_queue_due(time.time() + 10) == []        # not scored: not queued
         index.record("g1", "big-shot", "scored", 1)
-        first = index.archive_queue_due(time.time() + 10)
-        assert first == ["g1"] and index.archive_queue_due(time.time() - 3600) == []
-        index.record("g1", "big-shot", "scored", 1)                     # recorded again: queued once
-        index.queue_for_archive("g2", 0)
-        assert index.archive_queue_due(time.time() + 10) == ["g2", "g1"]   # oldest first
-        assert index.archive_queue_due(time.time() + 10, limit=1) == ["g2"]
-        index.archive_queue_done("g2")
+        g1_by = time.time()                                            # g1 was queued by now
+        assert index.archive_queue_due(time.time() + 10) == ["g1"]
+        assert index.archive_queue_due(time.time() - 3600) == []
+        assert wait_until(lambda: time.time() > g1_by, 1, every=0.001)
+        index.record("g1", "big-shot", "scored", 1)                     # recorded again: its first time kept
+        index.record("g2", "big-shot", "scored", 2)
+        assert index.archive_queue_due(g1_by) == ["g1"]
+        assert index.archive_queue_due(time.time() + 10) == ["g1", "g2"]   # oldest first
+        assert index.archive_queue_due(time.time() + 10, limit=1) == ["g1"]
         index.archive_queue_done("g1")
+        index.archive_queue_done("g2")
         assert index.archive_queue_due(time.time() + 10) == []
-
-
-@pytest.mark.skipif(redis_server_path() is None, reason="redis-server is not installed")
-def test_drill_short_form():
-    figures = drill.run(size=8, seed=2)
-    assert figures["ok"], figures
-    assert figures["reads_compared"] == 8 * 11 and figures["game_keys_left"] == 8

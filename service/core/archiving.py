@@ -18,15 +18,14 @@ import logging
 import time
 from typing import Optional
 
-from events.archive import ArchiveError, ArchivingStore
+from events.archive import ArchiveError, ArchivingStore, checked_record
 from projections.verify import verify_log
 
 from .errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
-ARCHIVED, RESTORED, LIVE, NOT_SCORED, TOO_RECENT, CHANGED = (
-    "archived", "restored", "live", "not scored", "too recent", "changed")
+ARCHIVED, RESTORED, LIVE, NOT_SCORED, CHANGED = ("archived", "restored", "live", "not scored", "changed")
 
 
 class ArchiveRefused(Exception):
@@ -63,10 +62,9 @@ class Archiving:
             return NOT_SCORED
 
         def write(record) -> str:
-            report = verify_log(list(record.events), record.meta.get("seed"), game_id,
-                                head=(record.version, record.head))
-            if not (report.ok and report.seed_checked):
-                raise ArchiveRefused(f"{game_id} does not verify: {report.first_divergence}")
+            problem = log_problem(record)
+            if problem:
+                raise ArchiveRefused(f"{game_id}: {problem}")
             return store.archive.put(record)
 
         digest = store.swap_out(game_id, write)
@@ -117,28 +115,28 @@ class Archiving:
         return done
 
 
-def verify_archive_file(archive, game_id: str, digest: str, path: str) -> Optional[str]:
-    """What is wrong with one archive file (None: nothing): its content against its name, the
-    game it says it holds, its log re-run with its revealed seed, and the head it records."""
-    from events.archive import decode, digest_of
-
-    data = archive.read_file(path)
-    if digest_of(data) != digest:
-        return "changed: its SHA-256 is not the one in its name"
-    try:
-        record = decode(data)
-    except ArchiveError as err:
-        return str(err)
-    if record.game_id != game_id:
-        return f"holds another game ({record.game_id})"
+def log_problem(record) -> Optional[str]:
+    """What keeps a game's record from verifying (None: nothing): the head its meta records
+    against its log's last event, its log re-run with its revealed seed."""
     if record.meta.get("version") != str(record.version) or record.meta.get("head") != record.head:
         return "its recorded head is not its log's last event"
-    report = verify_log(list(record.events), record.meta.get("seed"), game_id, head=(record.version, record.head))
+    report = verify_log(list(record.events), record.meta.get("seed"), record.game_id,
+                        head=(record.version, record.head))
     if not report.ok:
         return f"its log does not verify: {report.first_divergence}"
     if not report.seed_checked:
         return "its seed is not the one committed to"
     return None
+
+
+def verify_archive_file(archive, game_id: str, digest: str, path: str) -> Optional[str]:
+    """What is wrong with one archive file (None: nothing): its content against its name, then
+    its log (log_problem)."""
+    try:
+        record = checked_record(game_id, digest, archive.read_file(path))
+    except ArchiveError as err:
+        return str(err)
+    return log_problem(record)
 
 
 def verify_archive(archive) -> dict:

@@ -75,8 +75,8 @@ class Queries:
         any receipts (version -> head hash) a client kept."""
         # No load(): a log that fails its chain cannot be folded, and verify is what names it.
         try:
-            if getattr(self.store, "record_of", None) is not None:
-                self.store.record_of(game_id, fresh=True)     # an archived game's file read again
+            if self.archiving is not None:       # an archived game's file is read and checked again
+                self.archiving.record_of(game_id, fresh=True)
             head = self.store.head(game_id)
         except ArchiveError as err:      # an archived game whose file is missing or changed
             return Report(checked=0).fail(0, "archive", str(err)).as_dict()
