@@ -19,14 +19,15 @@ import time
 import uuid
 
 from events.archive import Archive, ArchivingStore
-from events.store import RedisEventStore, keys
+from events.store import RedisEventStore
 
 from .common import Env, Row, Scale, alternate
 from .games import hosted_games, open_game, play, seats_for, seed_for, service_on
+from .memory import game_memory
 
 
 def game_bytes(client, game_id: str) -> int:
-    return sum(int(client.memory_usage(key, samples=0) or 0) for key in keys(game_id).values())
+    return sum(game_memory(client, game_id).values())
 
 
 def _played(service, name, game, n, scale) -> str:
