@@ -140,6 +140,11 @@ class ArchivingStore(EventStore):
         return getattr(self.hot, "redis", None)
 
     @property
+    def append_script(self):
+        """The hot store's append script (readiness checks the server has it loaded)."""
+        return self.hot.append_script
+
+    @property
     def notifier(self):
         return self.hot.notifier
 

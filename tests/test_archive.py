@@ -227,6 +227,13 @@ def test_a_changed_archive_file_is_caught_by_verify(redis_client, tmp_path):
     assert not offline["ok"] and [p["game_id"] for p in offline["problems"]] == [changed]
 
 
+def test_readiness_still_checks_the_append_script_behind_the_archive(redis_client, tmp_path):
+    app = archived_app(redis_client, tmp_path / "archive")
+    app.test_client().post("/v1/games", json={"type": "big-shot", "seats": [{}, {}]})   # the script loaded
+    checks = app.test_client().get("/readyz").json["checks"]
+    assert checks["append_script"] == {"ok": True}
+
+
 def test_only_scored_games_move(redis_client, tmp_path):
     app = archived_app(redis_client, tmp_path / "archive")
     service = app.extensions["games"]
