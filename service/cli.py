@@ -89,6 +89,25 @@ def serve(host, port, data) -> None:
     raise SystemExit(code)
 
 
+def rq_worker(connection, job_monitoring_interval: int):
+    """The RQ worker the `worker` command supervises."""
+    from rq import Worker
+
+    from service.observability import WORKER_HEARTBEAT_MAX_AGE
+    from workers.queue import worker_queues
+
+    # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can tell
+    # a job whose worker died (no beat for --abandoned-after seconds) from a slow one. An idle
+    # worker beats once per blocking dequeue, worker_ttl - 15 s (RQ's default: 405 s): within
+    # half of /readyz's heartbeat age, an idle stack stays ready.
+    worker = Worker(worker_queues(connection), connection=connection, job_monitoring_interval=job_monitoring_interval,
+                    worker_ttl=WORKER_HEARTBEAT_MAX_AGE // 2 + 15)
+    # RQ retries a lost connection itself, but doubling its wait up to a minute; once a second
+    # keeps the worker within a second or two of Redis coming back.
+    worker.max_connection_wait_time = 1.0
+    return worker
+
+
 @cli.command()
 @click.option("--reconcile-every", type=float, default=10.0, show_default=True,
               help="seconds between passes of the reconciler (lost writes and jobs re-derived)")
@@ -101,13 +120,12 @@ def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
     supervised: restarted after Redis comes back, with the reconciler and the abandoned-job
     sweep beside it (workers/supervisor.py)."""
     import redis
-    from rq import Worker
 
     from service.bootstrap import build_worker_core
     from service.config import from_env
     from service.observability import configure_logging
     from workers import jobs, tasks
-    from workers.queue import RQJobs, worker_queues
+    from workers.queue import RQJobs
     from workers.supervisor import Supervisor
 
     config = from_env()
@@ -123,17 +141,7 @@ def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
     connection = redis.Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
     probe = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=1.0)
 
-    def new_worker():
-        # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can
-        # tell a job whose worker died (no beat for --abandoned-after seconds) from a slow one.
-        rq_worker = Worker(worker_queues(connection), connection=connection,
-                           job_monitoring_interval=job_monitoring_interval)
-        # RQ retries a lost connection itself, but doubling its wait up to a minute; once a
-        # second keeps the worker within a second or two of Redis coming back.
-        rq_worker.max_connection_wait_time = 1.0
-        return rq_worker
-
-    Supervisor(new_worker, probe.ping,
+    Supervisor(lambda: rq_worker(connection, job_monitoring_interval), probe.ping,
                reconcile=lambda: jobs.reconcile(service), reconcile_every=reconcile_every,
                recover=lambda: jobs.recover_abandoned(service, abandoned_after),
                recover_every=min(1.0, abandoned_after / 3)).run()

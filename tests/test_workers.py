@@ -207,3 +207,14 @@ def test_a_job_a_worker_starts_between_two_reads_is_not_taken_for_an_orphan(redi
     assert jobs._waits_somewhere(job)
     statuses = iter([JobStatus.QUEUED, JobStatus.QUEUED])       # still queued and in no list: lost
     assert not jobs._waits_somewhere(job)
+
+
+def test_an_idle_worker_beats_often_enough_to_keep_the_stack_ready(fake_redis):
+    """Regression: an idle RQ worker beats once per blocking dequeue, 405 s by RQ's default,
+    and /readyz counts a worker alive for WORKER_HEARTBEAT_MAX_AGE (60 s): an idle stack went
+    unready a minute after its last job."""
+    from service.cli import rq_worker
+    from service.observability import WORKER_HEARTBEAT_MAX_AGE
+
+    worker = rq_worker(fake_redis, job_monitoring_interval=1)
+    assert 0 < worker.dequeue_timeout <= WORKER_HEARTBEAT_MAX_AGE / 2
