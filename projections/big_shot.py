@@ -737,3 +737,13 @@ transfers = ledger({
     "district_resolved": _tr_district_closed,
     "loans_repaid": _tr_loans_repaid,
 })
+
+
+# --- the game, declared once (projections/game_type.py): every layer finds its parts here ------
+
+from projections.game_type import GameType  # noqa: E402  (the declaration closes the module)
+
+GAME_TYPE = GameType(
+    name=NAME, title="Big Shot — district auctions", rules="projections.big_shot",
+    docs="docs/games/big-shot.md", drawer="big-shot.js", payloads="payloads.json",
+    render="service.render.big_shot", bots="workers.bots.big_shot", search="workers.bots.search.big_shot")

@@ -35,3 +35,13 @@ __all__ = [
     "BANK_MARKUP", "BANK_MARKDOWN", "MAX_TYPES_HELD", "REWARD_EACH", "REWARD_SHARES_VALUE", "REWARD_BANK",
     "ROUNDS_BY_PLAYERS", "objective_id", "objective_json", "parse_objective", "_set",
 ]
+
+
+# --- the game, declared once (projections/game_type.py): every layer finds its parts here ------
+
+from projections.game_type import GameType  # noqa: E402  (the declaration closes the module)
+
+GAME_TYPE = GameType(
+    name=NAME, title="Speculate — hidden objectives", rules="projections.speculate",
+    docs="docs/games/speculate.md", drawer="speculate.js", payloads="payloads.json",
+    render="service.render.speculate", bots="workers.bots.speculate", search="workers.bots.search.speculate")

@@ -22,3 +22,13 @@ __all__ = [
     "Config", "OptionsSchema", "State", "decide", "default_stakes", "stock_after_turn_up", "evolve", "is_over", "legal_actions", "new_state",
     "result", "start", "to_act", "transfers", "redact", "view",
 ]
+
+
+# --- the game, declared once (projections/game_type.py): every layer finds its parts here ------
+
+from projections.game_type import GameType  # noqa: E402  (the declaration closes the module)
+
+GAME_TYPE = GameType(
+    name=NAME, title="Speculation — the card game", rules="projections.speculation",
+    docs="docs/games/speculation.md", drawer="speculation.js", payloads="payloads.json",
+    render="service.render.speculation", bots="workers.bots.speculation", search="workers.bots.search.speculation")

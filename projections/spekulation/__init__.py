@@ -44,3 +44,13 @@ __all__ = [
     "new_state", "result", "scores", "start", "to_act",
     "redact", "view",
 ]
+
+
+# --- the game, declared once (projections/game_type.py): every layer finds its parts here ------
+
+from projections.game_type import GameType  # noqa: E402  (the declaration closes the module)
+
+GAME_TYPE = GameType(
+    name=NAME, title="Spekulation — the stock race", rules="projections.spekulation",
+    docs="docs/games/spekulation.md", drawer="spekulation.js", payloads="payloads.json",
+    render="service.render.spekulation", bots="workers.bots.spekulation", search="workers.bots.search.spekulation")
