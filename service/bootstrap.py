@@ -1,6 +1,7 @@
 """The one bootstrap: from configuration, the Redis clients (backend), the event store, the
 index, the follow-up jobs and the core. The app factory (service/app.py), the worker command
-and the CLI (service/cli.py) and RQ's job functions (workers/tasks.py) all build through here.
+and the CLI (service/cli.py) all build through here; the worker command binds RQ's job
+functions (workers/tasks.py) to the core it built, which they never build themselves.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from . import config as config_module
 from .core.bots import SearchLimits
 from .core.game_service import GameService
 from .core.jobs import Jobs
+from .observability import current_request_id
 
 
 @dataclass
@@ -77,7 +79,8 @@ def build_backend(config: dict) -> Backend:
 
 
 def build_jobs(backend: Backend) -> RQJobs:
-    return RQJobs(backend.rq_client)
+    """The RQ queue, storing the current request's id with each job it enqueues."""
+    return RQJobs(backend.rq_client, request_id=current_request_id)
 
 
 def job_counter(backend: Backend):

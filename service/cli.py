@@ -123,7 +123,7 @@ def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
 
     from service.bootstrap import build_worker_core
     from service.config import from_env
-    from service.observability import configure_logging
+    from service.observability import configure_logging, request_scope
     from workers import jobs, tasks
     from workers.queue import RQJobs
     from workers.supervisor import Supervisor
@@ -131,7 +131,7 @@ def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
     config = from_env()
     configure_logging(config["LOG_LEVEL"])
     service = build_worker_core()
-    tasks.bind(service)
+    tasks.bind(service, request_scope)   # before RQ runs a job (its work horses inherit it)
     if not isinstance(service.jobs, RQJobs):
         _fail("speculation worker: REDIS_URL (or RQ_REDIS_URL) must name the job queue's Redis", EXIT_USAGE)
     url = config.get("RQ_REDIS_URL") or config["REDIS_URL"]

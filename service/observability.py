@@ -15,6 +15,7 @@ the maintained answer to gunicorn's many processes, and its parser checks our ou
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
@@ -22,11 +23,15 @@ import os
 import secrets
 import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest, multiprocess)
 from prometheus_client.core import GaugeMetricFamily
+
+# The workers' counters (jobs by outcome, reconciler repairs) are defined beside their jobs;
+# imported here so that every process serving /metrics registers them.
+from workers.metrics import JOBS_DONE, RECONCILER_REPAIRS  # noqa: F401
 
 log = logging.getLogger("service.access")
 
@@ -51,8 +56,6 @@ BROADCAST_STREAMS = Gauge("speculation_broadcast_streams",
                           "Event streams parked in the broadcaster (one greenlet per game serves them)",
                           multiprocess_mode="livesum")
 WAITING_CLIENTS = Gauge("speculation_waiting_clients", "Long-polls waiting", multiprocess_mode="livesum")
-JOBS_DONE = Counter("speculation_jobs_total", "Jobs run by the workers", ["kind", "outcome"])
-RECONCILER_REPAIRS = Counter("speculation_reconciler_repairs_total", "Jobs the reconciler enqueued again")
 REDIS_ERRORS = Counter("speculation_redis_errors_total", "Redis errors seen", ["where"])
 
 
@@ -62,6 +65,18 @@ def new_request_id() -> str:
 
 def current_request_id() -> Optional[str]:
     return request_id_var.get()
+
+
+@contextlib.contextmanager
+def request_scope(request_id: Optional[str]) -> Iterator[None]:
+    """Make `request_id` current for the block: a job runs in the scope of the request that
+    enqueued it (workers/tasks.py is bound to this), so its log lines and the jobs it
+    enqueues carry that id."""
+    token = request_id_var.set(request_id)
+    try:
+        yield
+    finally:
+        request_id_var.reset(token)
 
 
 # --- logs -------------------------------------------------------------------------------

@@ -62,10 +62,12 @@ def play(game_type: str, players: int, level: str, name: str, options=None, read
     game's secret, which only this in-process service may be given; `budget`: the search
     bots' budget per move, {"iterations", "time_ms"})."""
     from service.app import create_app
+    from service.observability import request_scope
     from workers.embedded import EmbeddedWorker
 
     app = create_app({"REDIS_URL": None, "RATE_LIMIT": None, "ALLOW_SEED": seed is not None})
-    worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client).start()
+    worker = EmbeddedWorker(app.extensions["games"], app.extensions["backend"].rq_client,
+                            request_scope=request_scope).start()
     http = app.test_client()
     try:
         seats = [{}] + [{"bot": level, **({"budget": budget} if budget else {})}] * (players - 1)

@@ -1,12 +1,14 @@
 """The in-process worker of the embedded mode: RQ's SimpleWorker on the same fakeredis
 server as the API (a forking worker cannot share an in-process fakeredis), in a thread.
-It also moves due scheduled jobs (turn timeouts) to the queue and runs the reconciler."""
+It also moves due scheduled jobs (turn timeouts) to the queue and runs the reconciler.
+`request_scope`: as for `tasks.bind`, how a job makes its request id current."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from typing import Optional
 
 from rq import SimpleWorker
 from rq.scheduler import RQScheduler
@@ -28,8 +30,10 @@ class ThreadWorker(SimpleWorker):
 
 
 class EmbeddedWorker:
-    def __init__(self, service, connection, reconcile_every: float = 30.0, idle_sleep: float = 0.02):
+    def __init__(self, service, connection, reconcile_every: float = 30.0, idle_sleep: float = 0.02,
+                 request_scope: Optional[tasks.RequestScope] = None):
         self.service = service
+        self.request_scope = request_scope
         self.connection = connection
         self.reconcile_every = reconcile_every
         self.idle_sleep = idle_sleep
@@ -37,7 +41,7 @@ class EmbeddedWorker:
         self._thread = None
 
     def start(self) -> "EmbeddedWorker":
-        tasks.bind(self.service)
+        tasks.bind(self.service, self.request_scope)
         self._thread = threading.Thread(target=self._run, name="embedded-worker", daemon=True)
         self._thread.start()
         return self

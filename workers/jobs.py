@@ -3,26 +3,34 @@
 Every job is idempotent: a bot turn is keyed by (game, seat, version) and submits with that
 version as expected_version and an idempotency key derived from it, so running it twice,
 or after the game moved on, changes nothing.
+
+The jobs are written against the application core's interface (service/core: GameService),
+which the caller passes in: its commands and queries, the jobs it enqueues, its bot key and
+search limits. Nothing here imports the service; a command that raced another is told by its
+error's kind, the class-level `code` "conflict" (service/core/errors.py: Conflict; the
+instance's own code says which race).
 """
 
 from __future__ import annotations
 
-import logging
-
 import hashlib
 import hmac
+import logging
 import random
 from typing import Optional
 
-from service.core.errors import Conflict
-
-from service.observability import RECONCILER_REPAIRS
-
 from .bots import policy
+from .metrics import RECONCILER_REPAIRS
 
-
+CONFLICT = "conflict"   # the kind (class-level code) of the core's error for a raced command
 
 log = logging.getLogger(__name__)
+
+
+def raced(err: Exception) -> bool:
+    """Whether the core refused a command because it raced another (a stale expected
+    version, a reused idempotency key): its Conflict, by kind, whatever its own code."""
+    return getattr(type(err), "code", None) == CONFLICT
 
 
 def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.Random:
@@ -47,8 +55,10 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
     try:
         key = f"{by}:{version if key_version is None else key_version}"
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version, idempotency_key=key, by=by)
-    except Conflict:
-        return "stale"
+    except Exception as err:
+        if not raced(err):
+            raise
+        return "stale"   # the game moved on between the load and the act
     return "duplicate" if receipt.duplicate else "played"
 
 

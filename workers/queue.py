@@ -9,13 +9,17 @@ list every worker listens on.
 A job id names its work, e.g. bot_GAME_SEAT_VERSION, and is enqueued with unique=True, so
 the reconciler and a retried request never queue the same turn twice; a finished or failed
 job with that id is replaced. Jobs name their functions in workers/tasks.py by path: RQ
-imports that module in the worker, and nothing here does (the tasks build the core through the
-bootstrap, which builds this queue).
+imports that module in the worker, and nothing here does (the worker command binds the tasks
+to the core the bootstrap built, whose jobs are this queue).
+
+`request_id`, given by whoever builds the queue (the bootstrap: the request id of the HTTP
+request being served), is stored in each job's meta: the job's log lines carry it.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Callable, Optional
 
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, NoSuchJobError
@@ -23,8 +27,6 @@ from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now
-
-from service.observability import current_request_id
 
 QUEUE_NAME = "games"              # games with a player seat: first
 BACKGROUND_QUEUE_NAME = "games-bots"   # games only bots play: when nothing else waits
@@ -41,14 +43,16 @@ def worker_queues(connection) -> list[Queue]:
 
 class RQJobs:
     def __init__(self, connection, queue_name: str = QUEUE_NAME,
-                 background_queue_name: str = BACKGROUND_QUEUE_NAME):
+                 background_queue_name: str = BACKGROUND_QUEUE_NAME,
+                 request_id: Optional[Callable[[], Optional[str]]] = None):
         self.queue = Queue(queue_name, connection=connection)
         self.background = Queue(background_queue_name, connection=connection)
+        self.request_id = request_id or (lambda: None)
 
     def _enqueue(self, job_id: str, func, *args, delay: float = 0, background: bool = False) -> None:
         options = dict(job_id=job_id, job_timeout=JOB_TIMEOUT, retry=RETRY, result_ttl=600,
                        failure_ttl=3600, unique=True)
-        request_id = current_request_id()
+        request_id = self.request_id()
         if request_id:   # the request that caused the job, in the job's logs
             options["meta"] = {"request_id": request_id}
         queue = self.background if background else self.queue

@@ -1,19 +1,32 @@
 """The functions RQ imports and runs (workers/queue.py names them by path). They reach the
-core bound by the worker command (`bind`): a process worker builds its own through the
-bootstrap, from the environment; the embedded worker shares the API's."""
+core that the process's worker binds before any job runs (`bind`): the worker command binds
+the core it built through the bootstrap, the embedded worker the API's. Nothing here imports
+the service: with the core comes `request_scope`, a context manager that makes a request id
+current (the service's request-id context), so a job's log lines, and the jobs it enqueues,
+carry the id of the request that enqueued it."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from functools import wraps
-
-from service.observability import JOBS_DONE, request_id_var
+from typing import Callable, ContextManager, Optional
 
 from . import jobs
+from .metrics import JOBS_DONE
+
+RequestScope = Callable[[Optional[str]], ContextManager]
 
 log = logging.getLogger("workers.jobs")
+
+
+def _no_request_scope(request_id: Optional[str]) -> ContextManager:
+    return contextlib.nullcontext()
+
+
 _service = None
+_request_scope: RequestScope = _no_request_scope
 
 
 def _observed(kind: str):
@@ -26,16 +39,14 @@ def _observed(kind: str):
 
             job = get_current_job()
             request_id = (job.meta or {}).get("request_id") if job is not None else None
-            token = request_id_var.set(request_id)
             started = time.perf_counter()
-            try:
-                outcome = func(*args)
-            except Exception:
-                JOBS_DONE.labels(kind, "error").inc()
-                log.exception("job failed", extra={"job": kind, "args": list(args)})
-                raise
-            finally:
-                request_id_var.reset(token)
+            with _request_scope(request_id):
+                try:
+                    outcome = func(*args)
+                except Exception:
+                    JOBS_DONE.labels(kind, "error").inc()
+                    log.exception("job failed", extra={"job": kind, "args": list(args)})
+                    raise
             JOBS_DONE.labels(kind, str(outcome)).inc()
             log.info("job", extra={"job": kind, "game": args[0] if args else None, "outcome": str(outcome),
                                    "ms": round((time.perf_counter() - started) * 1000, 2),
@@ -45,16 +56,18 @@ def _observed(kind: str):
     return wrap
 
 
-def bind(service) -> None:
-    global _service
+def bind(service, request_scope: Optional[RequestScope] = None) -> None:
+    """The core the jobs run against (None: unbound), and how a job makes the request id of
+    the request that enqueued it current (None: it does not)."""
+    global _service, _request_scope
     _service = service
+    _request_scope = request_scope or _no_request_scope
 
 
 def _bound():
     if _service is None:
-        from service.bootstrap import build_worker_core
-
-        bind(build_worker_core())
+        raise RuntimeError("workers.tasks: no core bound; a worker binds one before it runs jobs "
+                           "(`speculation worker`, workers/embedded.py)")
     return _service
 
 
