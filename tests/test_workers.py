@@ -19,9 +19,9 @@ from workers.queue import BACKGROUND_QUEUE_NAME, QUEUE_NAME, RQJobs, worker_queu
 SEED = "ef" * 32
 
 
-def run_worker_until(service, connection, done, timeout=60):
+def run_worker_until(service, connection, done, timeout=60, request_scope=None):
     """Drain the RQ queue with a SimpleWorker in this thread until done() or timeout."""
-    tasks.bind(service)
+    tasks.bind(service, request_scope)
     worker = ThreadWorker(worker_queues(connection), connection=connection)
     deadline = time.monotonic() + timeout
     while not done() and time.monotonic() < deadline:
@@ -218,3 +218,62 @@ def test_an_idle_worker_beats_often_enough_to_keep_the_stack_ready(fake_redis):
 
     worker = rq_worker(fake_redis, job_monitoring_interval=1)
     assert 0 < worker.dequeue_timeout <= WORKER_HEARTBEAT_MAX_AGE / 2
+
+
+def test_a_jobs_log_lines_and_follow_ups_carry_the_request_id_that_enqueued_it(fake_redis, caplog):
+    """The request id reaches the queue and the jobs as hooks the service binds (workers import
+    nothing from it): stored with the job, current while it runs, so its log line and the jobs
+    it enqueues in turn carry it."""
+    import logging
+
+    from rq.job import Job
+
+    from service.observability import JsonFormatter, current_request_id, request_scope
+
+    service = GameService(RedisEventStore(fake_redis), GameIndex(fake_redis),
+                          RQJobs(fake_redis, request_id=current_request_id), allow_seed=True)
+    with request_scope("req-0001"):
+        session = service.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
+    queued = [Job.fetch(i, connection=fake_redis) for q in worker_queues(fake_redis) for i in q.get_job_ids()]
+    assert queued and all(job.meta.get("request_id") == "req-0001" for job in queued)
+    caplog.set_level(logging.INFO, logger="workers.jobs")
+    run_worker_until(service, fake_redis, lambda: service.load(session.game_id).status == "scored",
+                     request_scope=request_scope)
+    lines = [r for r in caplog.records if r.name == "workers.jobs" and r.getMessage() == "job"]
+    assert len(lines) > 2 and {r.job for r in lines} >= {"bot_turn", "score"}   # follow-ups ran too
+    assert {r.request_id for r in lines} == {"req-0001"}
+    assert '"request_id": "req-0001"' in JsonFormatter().format(lines[-1])
+    assert current_request_id() is None                                         # reset after each job
+
+
+def test_a_raced_bot_turn_is_stale_and_other_errors_are_raised(fake_redis):
+    """The job tells the core's Conflict by its kind, whatever the race's own code, without
+    importing the core's errors."""
+    from service.core.errors import Conflict, Invalid
+
+    service, jobs = make_service(fake_redis)
+    service.create("speculation", {}, [{"bot": "random"}] * 3, seed=SEED)
+    _, game_id, seat, version = jobs.pending[0]
+    for raised, expected in ((Conflict("raced", code="version_conflict"), "stale"),
+                             (Conflict("reused", code="idempotency_conflict"), "stale"),
+                             (Invalid("refused", code="illegal_action"), Invalid)):
+        def act(*args, **kwargs):
+            raise raised
+        service.act = act
+        if expected is Invalid:
+            with pytest.raises(Invalid):
+                job_functions.bot_turn(service, game_id, seat, version)
+        else:
+            assert job_functions.bot_turn(service, game_id, seat, version) == expected
+    assert job_functions.raced(Conflict("x")) and not job_functions.raced(ValueError("conflict"))
+
+
+def test_an_unbound_task_refuses_to_run_and_logs_its_failure(caplog):
+    """RQ's job functions never build a core themselves: the worker binds one first. A failed
+    job's log line names its arguments (regression: as `args`, a LogRecord attribute, the line
+    itself raised KeyError and hid the job's error)."""
+    tasks.bind(None)
+    with pytest.raises(RuntimeError, match="no core bound"):
+        tasks.score("g1")
+    failed = [r for r in caplog.records if r.getMessage() == "job failed"]
+    assert failed and failed[0].job_args == ["g1"] and failed[0].exc_info[0] is RuntimeError

@@ -45,7 +45,7 @@ def _observed(kind: str):
                     outcome = func(*args)
                 except Exception:
                     JOBS_DONE.labels(kind, "error").inc()
-                    log.exception("job failed", extra={"job": kind, "args": list(args)})
+                    log.exception("job failed", extra={"job": kind, "job_args": list(args)})
                     raise
             JOBS_DONE.labels(kind, str(outcome)).inc()
             log.info("job", extra={"job": kind, "game": args[0] if args else None, "outcome": str(outcome),
