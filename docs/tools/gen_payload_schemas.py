@@ -21,6 +21,7 @@ import random
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "service", "contract", "payloads.json")
+GOLDEN_DIR = os.path.join(ROOT, "tests", "golden")
 GAMES_PER_SETUP = 2
 SHORT = {"speculation": {"deals": 2}}
 
@@ -118,19 +119,44 @@ def _relax(schema) -> None:
             _relax(value)
 
 
+def golden_cases():
+    """Each recorded golden game (tests/golden/, read as files: nothing here imports the
+    tests): (its export's records, the record of what every viewer saw)."""
+    for folder, dirs, files in os.walk(GOLDEN_DIR):
+        dirs.sort()
+        for name in sorted(files):
+            observed_path = os.path.join(folder, name[:-len(".ndjson")] + ".observed.json")
+            if not name.endswith(".ndjson") or not os.path.exists(observed_path):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                records = [json.loads(line) for line in handle if line.strip()]
+            with open(observed_path, encoding="utf-8") as handle:
+                yield records, json.load(handle)
+
+
+def decode_export(records: list[dict]) -> tuple[dict, list]:
+    """(header, upcast stored events) of a complete export."""
+    from events.envelope import decode_body
+    from events.upcast import UPCASTERS
+
+    header, stored, prev = records[0], [], ""
+    for row in records[1:]:
+        stored.append(UPCASTERS.upcast(decode_body(row["body"], prev, row["hash"])))
+        prev = row["hash"]
+    return header, stored
+
+
 def golden(game_name: str) -> tuple[list, dict[str, list]]:
     """The recorded games' views and events (tests/golden/): bot-played games, other moments."""
     from projections import disclosure
-    from tests.golden_games import decode_export, golden_names, load_case
 
     states, events = [], {}
-    for case in golden_names():
-        records, observed = load_case(case)
+    for records, observed in golden_cases():
         if observed["type"] != game_name:
             continue
         states += [view["state"] for views in observed["views"].values() for view in views.values()
                    if view["state"] is not None]
-        header, _, stored = decode_export(records)
+        header, stored = decode_export(records)
         for viewer in [None, *range(len(fold_seats(stored, header)))]:
             for finished in (False, True):
                 shown, _ = disclosure.events_for(stored, None, viewer, finished, header["game_id"])

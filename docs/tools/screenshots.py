@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT)]
 
-import web_kit  # noqa: E402
+from ops import live_server  # noqa: E402
 
 OUT = ROOT / "docs" / "images"
 GAMES = {"speculation": {"deals": 2}, "spekulation": {}, "speculate": {"rounds": 2}, "big-shot": {}}
@@ -18,10 +18,10 @@ GAMES = {"speculation": {"deals": 2}, "spekulation": {}, "speculate": {"rounds":
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    server = web_kit.LiveServer().start()
+    server = live_server.LiveServer().start()
     service = server.service
     try:
-        with web_kit.browser() as b:
+        with live_server.browser() as b:
             for width, suffix in ((375, "-phone"), (1100, "")):
                 ctx = b.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
                 page = ctx.new_page()
@@ -32,7 +32,7 @@ def main() -> None:
                     page.evaluate("([g, t]) => localStorage.setItem('speculation.seats', JSON.stringify({[g]: {0: t}}))",
                                   [session.game_id, token])
                     page.goto(f"{server.url}/web/games/{session.game_id}?seat=0")
-                    web_kit.wait_status(page, ["active"])
+                    live_server.wait_status(page, ["active"])
                     for _ in range(6):  # a few moves in: something on the table
                         control = page.locator("#actions .controls > button.action, #actions .controls form.template button").first
                         if control.count():
