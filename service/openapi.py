@@ -17,9 +17,10 @@ by `type`.
 
 Payloads: `View` becomes a union of one view per game (discriminated by its `type`) with the
 game's `…State` and `…LegalAction` (its actions as templates); `Event` a union of one closed
-schema per event type. The state and event data schemas are in service/contract/payloads.json
-(inferred from real games by docs/tools/gen_payload_schemas.py), the examples in
-service/contract/examples.json (docs/tools/gen_examples.py).
+schema per event type. The state and event data schemas are in the contract file each game's
+GameType names, service/contract/payloads.json for the hosted games (inferred from real games
+by docs/tools/gen_payload_schemas.py), the examples in service/contract/examples.json
+(docs/tools/gen_examples.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Iterable
 from apispec import BasePlugin
 
 from projections import kernel
-from projections.registry import all_games
+from projections.registry import all_games, game_types
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before retrying",
@@ -315,7 +316,6 @@ def register_components(spec) -> None:
 
 # --- typed payloads: each game's state, legal actions and events ----------------------------
 
-PAYLOADS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract", "payloads.json")
 INT_RANGE = {"title": "IntRange", "type": "object", "description": "a template field: choose an integer from min to max",
              "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
              "required": ["min", "max"], "additionalProperties": False}
@@ -337,9 +337,22 @@ def load_examples() -> dict:
 
 
 def load_payloads() -> dict:
-    """service/contract/payloads.json (docs/tools/gen_payload_schemas.py writes it)."""
-    with open(PAYLOADS_FILE, encoding="utf-8") as handle:
-        return json.load(handle)
+    """The payload schemas of every declared game: each one's state schema and the event
+    schemas, from the contract file its GameType names (service/contract/payloads.json,
+    written by docs/tools/gen_payload_schemas.py). A declared game without its state schema
+    fails here, naming the game, instead of being left out of the document."""
+    from .games import GameDeclarationError, payloads_path
+
+    out: dict[str, dict] = {"states": {}, "events": {}}
+    for game_type in game_types():
+        with open(payloads_path(game_type), encoding="utf-8") as handle:
+            document = json.load(handle)
+        if game_type.name not in document.get("states", {}):
+            raise GameDeclarationError(f"game type {game_type.name}: payloads: {game_type.payloads} has no "
+                                       "state schema for it (python -m docs.tools.gen_payload_schemas)")
+        out["states"][game_type.name] = document["states"][game_type.name]
+        out["events"].update(document.get("events", {}))
+    return out
 
 
 def _closed(schema: dict) -> dict:
@@ -371,7 +384,7 @@ def payload_components(options_schema) -> tuple[dict[str, dict], dict[str, str]]
     games = dict(sorted(all_games().items()))
     for game_name, kinds in sorted(per_game.items()):
         if game_name not in payloads["states"]:
-            continue
+            continue  # registered with its rules alone (the tests' toy game): no declared payloads
         prefix = _camel(game_name)
         mapping = {kind: f"#/components/schemas/{templates[component]}" for kind, component in sorted(kinds.items())}
         components[f"{prefix}LegalAction"] = {

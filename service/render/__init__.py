@@ -13,12 +13,30 @@ text for the terminal, and after the end every hand revealed.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from typing import Optional
 
-from . import big_shot, speculate, speculation, spekulation
+from projections.registry import game_types, get_game_type
+
 from .common import listing, seat_label, seat_title
 
-GAMES = {"speculation": speculation, "spekulation": spekulation, "speculate": speculate, "big-shot": big_shot}
+
+class _Words(Mapping):
+    """{game type: its words module}, read from the games' declarations (GameType.render) at
+    each use, so a game registered later (a test's own) is found too."""
+
+    def __getitem__(self, game_type):
+        return importlib.import_module(get_game_type(game_type).render)   # UnknownGame is a KeyError
+
+    def __iter__(self):
+        return iter([t.name for t in game_types()])
+
+    def __len__(self):
+        return len(game_types())
+
+
+GAMES = _Words()
 
 __all__ = ["GAMES", "describe_event", "describe_action", "draw_view", "glossary", "revealed_hands",
            "seat_label", "seat_title", "result_words"]
