@@ -40,11 +40,20 @@ def policy(game_type: str, level: str, budget: Optional[dict] = None,
             return search_policy(game_type, budget_from(budget, limits))
         except ImportError:
             raise UnknownBot(level) from None
+    return getattr(_heuristic_module(game_type, level), level)
+
+
+def _heuristic_module(game_type: str, level: str):
+    """The game's heuristic module, as its GameType names it (`bots`)."""
+    from projections.registry import UnknownGame, get_game_type
+
     try:
-        module = importlib.import_module(f"workers.bots.{game_type.replace('-', '_')}")
-    except ImportError:
-        raise UnknownBot(level) from None
-    return getattr(module, level)
+        declared = get_game_type(game_type).bots
+    except UnknownGame:
+        declared = None
+    if not declared:
+        raise UnknownBot(level)
+    return importlib.import_module(declared)
 
 
 __all__ = ["Budget", "LEVELS", "Policy", "SearchLimits", "UnknownBot", "budget_from", "policy"]

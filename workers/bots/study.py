@@ -59,6 +59,7 @@ from typing import Any, Callable, Optional
 
 from events.randomness import Draws
 from projections.game import IllegalAction
+from projections import speculate
 from projections.registry import all_games, get_game
 from projections.templates import matches
 from workers.bots import policy as bot_policy
@@ -78,9 +79,10 @@ def _speculate_extras(state, events: list[dict], seat: int) -> dict[str, int]:
     return {"met_objective": int(met > 0)}
 
 
-# game NAME -> hook(final_state, events, seat) -> {name: 0 or 1}
+# game NAME -> hook(final_state, events, seat) -> {name: 0 or 1}; keyed by the game module's
+# own NAME, so the games are named only in their declarations
 EXTRAS: dict[str, Callable[[Any, list, int], dict]] = {
-    "speculate": _speculate_extras,
+    speculate.NAME: _speculate_extras,
 }
 
 EXTRA_LABELS = {"met_objective": "met >= 1 objective"}

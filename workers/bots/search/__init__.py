@@ -1,8 +1,9 @@
 """The `search` level: information-set Monte Carlo tree search over sampled worlds.
 
-Per game, `workers/bots/search/<game>.py` gives `determinize(view, seat, rng)` (a full state
-sampled from the view alone) and `evaluate(state)` (each seat's win chance at a leaf); the
-fixed heuristic (`workers/bots/<game>.py`) plays the rollouts and gives the prior.
+Per game, the search module its GameType names (`search`, e.g. `workers/bots/search/<game>.py`)
+gives `determinize(view, seat, rng)` (a full state sampled from the view alone), `evaluate(state)`
+(each seat's win chance at a leaf) and its `SETTINGS`; the fixed heuristic (its `bots` module)
+plays the rollouts and gives the prior.
 """
 
 from __future__ import annotations
@@ -10,37 +11,69 @@ from __future__ import annotations
 import functools
 import importlib
 import random
+from collections.abc import Mapping
 
 from .budget import Budget
 from .core import GameSearch, search
 
-# Per game: the default iterations per move, the rollout's length (heuristic decisions
-# after the tree, before the evaluator), how many standard errors a move must gain over the
-# heuristic's own to replace it, how the root shares out its iterations ("ucb" or
-# "halving", workers/bots/search/core.py), and the keyword arguments that turn the game's
+# A game's SETTINGS (in its search module): the default iterations per move, the rollout's
+# length (heuristic decisions after the tree, before the evaluator), how many standard errors
+# a move must gain over the heuristic's own to replace it, how the root shares out its
+# iterations ("ucb" or "halving", workers/bots/search/core.py), and the keyword arguments that turn the game's
 # heuristic into the searching seat's own prior and rollout policy ("own_policy"; the rivals
 # are always modelled by the heuristic itself), and the function of the game's search module
 # that gives the root's move ("root_hint", run once a search; default: the own policy).
 # Chosen by short matches against three heuristics (docs/bots.md); what one iteration costs
-# differs tenfold between the games.
-SETTINGS = {
-    "big-shot": {"iterations": 40, "rollout_moves": 16, "confidence": 2.0},
-    "spekulation": {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"},
-    "speculate": {"iterations": 24, "rollout_moves": 30, "confidence": 2.0,
-                  "own_policy": {"rival_weight": 1.0, "rival_measure": "leader"}},
-    "speculation": {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03,
-                    "root_hint": "auction_lookahead"},
-}
+# differs tenfold between the games. A game without SETTINGS gets these defaults.
+DEFAULT_ITERATIONS = 40
+
+
+def _modules(game_type: str):
+    """The game's search module and heuristic module, as its GameType names them; ImportError
+    for a game without a search level (the caller's UnknownBot)."""
+    from projections.registry import UnknownGame, get_game_type
+
+    try:
+        declared = get_game_type(game_type)
+    except UnknownGame:
+        raise ImportError(f"{game_type!r} is not a declared game") from None
+    if not declared.search:
+        raise ImportError(f"{game_type!r} declares no search module")
+    return importlib.import_module(declared.search), importlib.import_module(declared.bots)
+
+
+def settings_of(game_type: str) -> dict:
+    return getattr(_modules(game_type)[0], "SETTINGS", {})
+
+
+class _EveryGame(Mapping):
+    """{game type: its SETTINGS}, over the declared games with a search level."""
+
+    def __getitem__(self, game_type):
+        try:
+            return settings_of(game_type)
+        except ImportError:
+            raise KeyError(game_type) from None
+
+    def __iter__(self):
+        from projections.registry import game_types
+
+        return iter([t.name for t in game_types() if t.search])
+
+    def __len__(self):
+        return len(list(iter(self)))
+
+
+SETTINGS = _EveryGame()
 
 
 @functools.lru_cache(maxsize=None)
 def game_search(game_type: str) -> GameSearch:
     from projections.registry import get_game
 
-    name = game_type.replace("-", "_")
-    sampler = importlib.import_module(f"workers.bots.search.{name}")
-    heuristic = importlib.import_module(f"workers.bots.{name}").heuristic
-    settings = SETTINGS.get(game_type, {})
+    sampler, bots = _modules(game_type)
+    heuristic = bots.heuristic
+    settings = getattr(sampler, "SETTINGS", {})
     own = settings.get("own_policy")
     root_hint = settings.get("root_hint")
     return GameSearch(game=get_game(game_type), determinize=sampler.determinize, evaluate=sampler.evaluate,
@@ -52,7 +85,10 @@ def game_search(game_type: str) -> GameSearch:
 
 
 def default_iterations(game_type: str) -> int:
-    return SETTINGS.get(game_type, {}).get("iterations", 40)
+    try:
+        return settings_of(game_type).get("iterations", DEFAULT_ITERATIONS)
+    except ImportError:
+        return DEFAULT_ITERATIONS   # a game without a search level: what a search of it would get
 
 
 def policy(game_type: str, budget: Budget = Budget()):

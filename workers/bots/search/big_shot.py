@@ -34,6 +34,9 @@ import random
 from projections.big_shot import (BOARD, COLOURS, CUBES_PER_SPACE, LOAN_REPAY, NUM_DISTRICTS, NUM_SPACES,
                                   State, majority)
 
+# The search's settings for this game (workers/bots/search/__init__.py: what each means).
+SETTINGS = {"iterations": 40, "rollout_moves": 16, "confidence": 2.0}
+
 _COLOUR_INDEX = {c: i for i, c in enumerate(COLOURS)}
 _ZERO_COUNTS = (0,) * len(COLOURS)
 _SETUP_SHUFFLES = 1        # the set-up's shuffle count is not in the view (see the docstring)

@@ -64,6 +64,10 @@ from projections.speculate import (
     result,
 )
 
+# The search's settings for this game (workers/bots/search/__init__.py: what each means).
+SETTINGS = {"iterations": 24, "rollout_moves": 30, "confidence": 2.0,
+            "own_policy": {"rival_weight": 1.0, "rival_measure": "leader"}}
+
 # The weight, per share type the seat holds none of, of a type set as its hidden objective
 # (see _likely_slot).
 UNHELD_WEIGHT = 0.1

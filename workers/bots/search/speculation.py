@@ -48,6 +48,10 @@ from workers.bots.speculation import (
     EXACT_CARDS, _deal_odds, _futures, _pick, _rotation_odds, after_antes, bid_cap, heuristic,
 )
 
+# The search's settings for this game (workers/bots/search/__init__.py: what each means).
+SETTINGS = {"iterations": 24, "rollout_moves": 6, "confidence": 3.0, "min_gain": 0.03,
+            "root_hint": "auction_lookahead"}
+
 NO_CAP = 1 << 60          # Config.cap without a price cap, as new_state sets it
 # The exact odds solve one subproblem per reachable (pile sizes, holder, higher trumps left):
 # about 3,300 and 25 ms cold for 18 face-down cards, 10,000 and 75 ms for 24, and far more

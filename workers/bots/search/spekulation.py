@@ -40,6 +40,9 @@ from projections.spekulation import (ACTION_TILES, CARDS, COMPANIES, COMPANY_IND
                                      RULES_VERSION, START, State, result)
 from workers.bots.spekulation import estimates
 
+# The search's settings for this game (workers/bots/search/__init__.py: what each means).
+SETTINGS = {"iterations": 60, "rollout_moves": 12, "confidence": 1.0, "root": "halving"}
+
 # The softmax temperature (money units) of worth differences: TEMPERATURE_END when the race is
 # over, plus TEMPERATURE_RACE times the fraction of the track the leader still has to run.
 # Fitted (log-loss of the actual winner) on 4-player heuristic self-play, both editions.
