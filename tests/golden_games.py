@@ -35,47 +35,58 @@ from projections.session import fold
 GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "golden")
 VIEW_POINTS = 12        # evenly spaced versions recorded, the last version besides
 
-# name: (game type, options, seat plan). Seat plan: "human" (played by seeded random
-# choices through claim and act) or a bot level. Each combination of note appears once.
-CASES: dict[str, tuple[str, dict, tuple[str, ...]]] = {
-    "speculation-3p-hand3": ("speculation", {}, ("human", "heuristic", "random")),
-    "speculation-4p-hand4": ("speculation", {"hand_size": 4, "deals": 6}, ("human", "heuristic", "heuristic", "random")),
-    "speculation-5p-hand5-ante": ("speculation", {"hand_size": 5, "ante": 2, "deals": 5},
+# name: (options, seat plan). A name starts with its game's type (`game_of`). Seat plan:
+# "human" (played by seeded random choices through claim and act) or a bot level. Each
+# combination of note appears once.
+CASES: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "speculation-3p-hand3": ({}, ("human", "heuristic", "random")),
+    "speculation-4p-hand4": ({"hand_size": 4, "deals": 6}, ("human", "heuristic", "heuristic", "random")),
+    "speculation-5p-hand5-ante": ({"hand_size": 5, "ante": 2, "deals": 5},
                                   ("human", "heuristic", "random", "heuristic", "random")),
-    "speculation-6p-chips": ("speculation", {"starting_chips": 40, "dealer_ante": 3, "deals": 4},
+    "speculation-6p-chips": ({"starting_chips": 40, "dealer_ante": 3, "deals": 4},
                              ("human", "heuristic", "random", "heuristic", "random", "heuristic")),
-    "spekulation-dice-plain": ("spekulation", {"edition": "dice", "board": "plain"},
+    "spekulation-dice-plain": ({"edition": "dice", "board": "plain"},
                                ("human", "heuristic", "random")),
-    "spekulation-dice-star": ("spekulation", {"edition": "dice", "board": "star"},
+    "spekulation-dice-star": ({"edition": "dice", "board": "star"},
                               ("human", "heuristic", "heuristic", "random")),
-    "spekulation-tiles-plain": ("spekulation", {"edition": "tiles", "board": "plain"},
+    "spekulation-tiles-plain": ({"edition": "tiles", "board": "plain"},
                                 ("human", "heuristic", "random", "heuristic")),
-    "spekulation-tiles-star": ("spekulation", {"edition": "tiles", "board": "star"},
+    "spekulation-tiles-star": ({"edition": "tiles", "board": "star"},
                                ("human", "random", "heuristic", "heuristic", "random")),
-    "speculate-3p": ("speculate", {}, ("human", "heuristic", "random")),
-    "speculate-4p-rounds": ("speculate", {"rounds": 4}, ("human", "heuristic", "random", "heuristic")),
-    "speculate-6p": ("speculate", {"rounds": 3}, ("human", "heuristic", "random", "heuristic", "random", "heuristic")),
-    "big-shot-2p": ("big-shot", {}, ("human", "heuristic")),
-    "big-shot-3p": ("big-shot", {}, ("human", "heuristic", "random")),
-    "big-shot-4p": ("big-shot", {}, ("human", "heuristic", "random", "heuristic")),
+    "speculate-3p": ({}, ("human", "heuristic", "random")),
+    "speculate-4p-rounds": ({"rounds": 4}, ("human", "heuristic", "random", "heuristic")),
+    "speculate-6p": ({"rounds": 3}, ("human", "heuristic", "random", "heuristic", "random", "heuristic")),
+    "big-shot-2p": ({}, ("human", "heuristic")),
+    "big-shot-3p": ({}, ("human", "heuristic", "random")),
+    "big-shot-4p": ({}, ("human", "heuristic", "random", "heuristic")),
     # rules version 2 (recorded after the change; the cases above stay version 1 forever),
     # at every point where the versions differ
-    "speculation-v2-4p-hand4": ("speculation", {"hand_size": 4}, ("human", "heuristic", "random", "heuristic")),
-    "speculation-v2-5p-hand5": ("speculation", {"hand_size": 5},
+    "speculation-v2-4p-hand4": ({"hand_size": 4}, ("human", "heuristic", "random", "heuristic")),
+    "speculation-v2-5p-hand5": ({"hand_size": 5},
                                 ("human", "heuristic", "random", "heuristic", "random")),
-    "speculation-v2-4p-ante-alone": ("speculation", {"ante": 3, "deals": 6},
+    "speculation-v2-4p-ante-alone": ({"ante": 3, "deals": 6},
                                      ("human", "random", "heuristic", "heuristic")),
-    "spekulation-v2-dice-plain": ("spekulation", {"edition": "dice", "board": "plain"},
+    "spekulation-v2-dice-plain": ({"edition": "dice", "board": "plain"},
                                   ("human", "heuristic", "random")),
-    "spekulation-v2-dice-star": ("spekulation", {"edition": "dice", "board": "star"},
+    "spekulation-v2-dice-star": ({"edition": "dice", "board": "star"},
                                  ("human", "heuristic", "heuristic", "random", "heuristic")),
-    "spekulation-v2-tiles-plain": ("spekulation", {"edition": "tiles", "board": "plain"},
+    "spekulation-v2-tiles-plain": ({"edition": "tiles", "board": "plain"},
                                    ("human", "random", "heuristic", "heuristic")),
-    "speculate-v2-5p": ("speculate", {}, ("human", "heuristic", "random", "heuristic", "heuristic")),
-    "speculate-v2-6p": ("speculate", {}, ("human", "heuristic", "heuristic", "random", "heuristic", "heuristic")),
-    "big-shot-v2-3p": ("big-shot", {}, ("human", "heuristic", "random")),
-    "big-shot-v2-4p": ("big-shot", {}, ("human", "random", "heuristic", "random")),
+    "speculate-v2-5p": ({}, ("human", "heuristic", "random", "heuristic", "heuristic")),
+    "speculate-v2-6p": ({}, ("human", "heuristic", "heuristic", "random", "heuristic", "heuristic")),
+    "big-shot-v2-3p": ({}, ("human", "heuristic", "random")),
+    "big-shot-v2-4p": ({}, ("human", "random", "heuristic", "random")),
 }
+
+
+def game_of(case: str) -> str:
+    """The game type of a case: the declared game its name starts with (`<type>-…`)."""
+    from projections.registry import game_types
+
+    types = [t.name for t in game_types() if case.startswith(t.name + "-")]
+    if not types:
+        raise ValueError(f"golden case {case}: its name starts with no declared game's type")
+    return max(types, key=len)
 
 
 def _digest(obj) -> str:
@@ -178,7 +189,8 @@ def record(names: Optional[list[str]] = None) -> list[str]:
         if os.path.exists(os.path.join(GOLDEN_DIR, f"{name}.ndjson")):
             print(f"{name}: kept (recordings are never re-recorded)", file=sys.stderr)
             continue
-        game_type, options, plan = CASES[name]
+        options, plan = CASES[name]
+        game_type = game_of(name)
         service, jobs = make_service(fakeredis.FakeRedis())
         seed = hashlib.sha256(f"golden/{name}".encode()).hexdigest()
         game_id = _play_case(service, jobs, game_type, options, plan, seed, random.Random(name))
