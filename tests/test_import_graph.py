@@ -1,10 +1,17 @@
-"""The import graph of the project's own modules: no cycle, and no product package importing
-the operations or the tests.
+"""The import graph of the project's own modules: no cycle, no product package importing the
+operations or the tests, and the packages in layers.
 
-Every module under service/ events/ projections/ workers/ ops/ is parsed with `ast`; an import
-counts wherever it is written (module level, inside a function, under `if TYPE_CHECKING`),
-relative imports are resolved, and only project modules are kept. `from package import name`
-counts as an import of `package.name` when that is a module, else of `package`.
+Every module under service/ events/ projections/ workers/ ops/ (and tests/ for the layers) is
+parsed with `ast`; an import counts wherever it is written (module level, inside a function,
+under `if TYPE_CHECKING`), relative imports are resolved, and only project modules are kept.
+`from package import name` counts as an import of `package.name` when that is a module, else
+of `package`; a bare import of a module of tests/ (`import web_kit`, found through sys.path)
+counts as an import of `tests.web_kit`.
+
+The layers (docs/architecture.md), lowest first: each package imports only packages before it
+in LAYERS, so no two import each other. events < projections < workers < service < ops < tests:
+the workers (jobs, bots) are written against the core's interface, which the service (the
+composition root) builds and binds to them.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("service", "events", "projections", "workers", "ops")
+LAYERS = ("events", "projections", "workers", "service", "ops", "tests")   # lowest first
 PRODUCT = ("service", "events", "projections", "workers")
 NOT_FOR_PRODUCT = ("ops", "tests")
 
@@ -22,10 +30,13 @@ NOT_FOR_PRODUCT = ("ops", "tests")
 KNOWN_CYCLES_BEING_REMOVED: list[tuple[str, ...]] = []
 
 
-def project_modules() -> dict[str, str]:
-    """{dotted module name: file path} of every module in the project's packages."""
+TEST_MODULES = frozenset(name[:-3] for name in os.listdir(os.path.join(ROOT, "tests")) if name.endswith(".py"))
+
+
+def project_modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """{dotted module name: file path} of every module in these packages."""
     out = {}
-    for package in PACKAGES:
+    for package in packages:
         for folder, dirs, files in os.walk(os.path.join(ROOT, package)):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
@@ -56,6 +67,8 @@ def imports_of(module: str, path: str, known: set[str]) -> set[str]:
 
     def add(name: str) -> None:
         top = name.split(".")[0]
+        if top in TEST_MODULES and top not in PACKAGES:
+            name, top = "tests." + name, "tests"
         if top in PACKAGES or top == "tests":
             # the longest prefix that is a known module (or the name itself for tests)
             parts = name.split(".")
@@ -79,10 +92,27 @@ def imports_of(module: str, path: str, known: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = project_modules()
-    known = set(modules)
+def import_graph(packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    modules = project_modules(packages)
+    known = set(modules) | set(project_modules(PACKAGES))
     return {name: imports_of(name, path, known) for name, path in modules.items()}
+
+
+def package_imports(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """The package-level graph: {(package, package it imports): ["module -> module", ...]}."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for module, imported in sorted(graph.items()):
+        for other in sorted(imported):
+            edge = (module.split(".")[0], other.split(".")[0])
+            if edge[0] != edge[1]:
+                out.setdefault(edge, []).append(f"{module} -> {other}")
+    return out
+
+
+def against_the_layers(edges: dict[tuple[str, str], list[str]], layers: tuple[str, ...] = LAYERS) -> list[str]:
+    """Each package import that does not go down the layers, with the module imports that make it."""
+    return [f"{a} imports {b} ({', '.join(modules)})" for (a, b), modules in sorted(edges.items())
+            if b not in layers[:layers.index(a)]]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
@@ -175,3 +205,43 @@ def test_the_cycle_finder_names_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "f"}, "d": {"a"}, "e": set(), "f": {"c"}}
     assert cycles(graph) == [("a", "b", "c", "f")]
     assert describe(graph, ("a", "b", "c", "f")) == "a -> b -> c -> a; c -> f -> c"
+
+
+def test_each_package_imports_only_the_packages_below_it():
+    bad = against_the_layers(package_imports(import_graph(LAYERS)))
+    assert not bad, "imports against the layers (" + " < ".join(LAYERS) + "): " + "; ".join(bad)
+
+
+def test_no_two_packages_import_each_other():
+    edges = package_imports(import_graph(LAYERS))
+    both = sorted({tuple(sorted(edge)) for edge in edges if edge[::-1] in edges})
+    assert not both, "packages importing each other: " + "; ".join(
+        f"{a} <-> {b}: {edges[(a, b)][:3]} and {edges[(b, a)][:3]}" for a, b in both)
+
+
+def test_the_layers_are_the_projects_top_level_packages():
+    """Every top-level folder holding Python code is a layer, but docs/ (its tools: below)."""
+    found = {name for name in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, name))
+             and not name.startswith(".") and not name.endswith(".egg-info")
+             and any(f.endswith(".py") for _, _, files in os.walk(os.path.join(ROOT, name)) for f in files)}
+    assert found - {"docs"} == set(LAYERS)
+
+
+def test_the_layer_check_names_the_modules_of_an_upward_import(tmp_path):
+    graph = {"workers.tasks": {"service.bootstrap", "workers.jobs"}, "service.cli": {"workers.tasks"},
+             "events.store": set(), "tests.t": {"service.cli", "events.store"}}
+    assert against_the_layers(package_imports(graph)) == ["workers imports service (workers.tasks -> service.bootstrap)"]
+    sneaky = tmp_path / "tool.py"
+    sneaky.write_text("import sys\nsys.path.insert(0, 'tests')\nimport web_kit\nfrom tests.golden_games import CASES\n")
+    assert imports_of("ops.tool", str(sneaky), set(project_modules())) == {"tests.web_kit", "tests.golden_games"}
+
+
+def test_docs_tools_import_nothing_from_the_tests():
+    """The documentation's generators are tools of the product, not of its tests: no import of
+    tests/ (as `tests.x` or, through sys.path, a bare test module)."""
+    folder = os.path.join(ROOT, "docs", "tools")
+    known = set(project_modules())
+    bad = sorted(f"docs/tools/{name} -> {imported}" for name in sorted(os.listdir(folder)) if name.endswith(".py")
+                 for imported in imports_of(f"docs.tools.{name[:-3]}", os.path.join(folder, name), known)
+                 if imported.split(".")[0] == "tests")
+    assert not bad, "docs/tools importing tests: " + ", ".join(bad)
