@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from typing import Optional
+from typing import Callable, Optional
 
 from redis.exceptions import WatchError
 
@@ -98,6 +98,14 @@ class GameIndex:
         follows the append, if lost, is found again). `pipe`: a pipeline of this same Redis
         that carries it, in one round trip with the append."""
         (pipe if pipe is not None else self.redis).zadd(TOUCHED, {game_id: time.time() if at is None else at})
+
+    def touch_with_append(self, game_id: str, store) -> Optional[Callable]:
+        """The touch as a step of `store`'s next append (its `before`) when the store writes
+        to this same Redis: one round trip for both. Otherwise it is done now."""
+        if getattr(store, "redis", None) is self.redis:
+            return lambda pipe: self.touch(game_id, pipe=pipe)
+        self.touch(game_id)
+        return None
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
         """Games last touched in [since, until], oldest first, at most `limit`."""
@@ -246,6 +254,10 @@ class MemoryGameIndex:
     def touch(self, game_id: str, at: Optional[float] = None, pipe=None) -> None:
         with self._lock:
             self._touched[game_id] = time.time() if at is None else at
+
+    def touch_with_append(self, game_id: str, store) -> Optional[Callable]:
+        self.touch(game_id)
+        return None
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
         with self._lock:

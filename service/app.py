@@ -15,7 +15,7 @@ from events.archive import ArchiveError
 
 from . import bootstrap, docs_ui
 from .core.errors import CoreError
-from .errors import ApiError, status_of
+from .errors import ApiError, in_http_words, status_of
 from .limits import JsonRefused, strict_loads
 from .openapi import SCHEMA_PATCHES, ContractPlugin, search_budget_patches
 from .schemas import ErrorSchema
@@ -137,7 +137,8 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
 
     @app.errorhandler(CoreError)
     def _domain_error(err: CoreError):
-        return error_response(status_of(err), err.code, err.message, err.details)
+        message, details = in_http_words(err)
+        return error_response(status_of(err), err.code, message, details)
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):

@@ -25,7 +25,7 @@ from . import config as config_module
 from .core.bots import SearchLimits
 from .core.game_service import GameService
 from .core.jobs import Jobs
-from .observability import current_request_id
+from .observability import CoreMetrics, current_request_id
 
 
 @dataclass
@@ -134,7 +134,7 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
                        stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
                        ticket_ttl=int(config.get("TICKET_TTL", 60)),
                        secrets=lambda: service_secrets(backend.store_client),
-                       search_limits=search_limits(config))
+                       search_limits=search_limits(config), metrics=CoreMetrics())
     core.bot_jobs_per_game = int(config.get("BOT_JOBS_PER_GAME", 1) or 0)
     core.lobby_expiry = float(config.get("LOBBY_EXPIRY") or 0)
     core.archive_after = float(config.get("ARCHIVE_AFTER") or 0)

@@ -16,6 +16,22 @@ STATUS_OF = {
 }
 
 
+# The fields the core names its own way that HTTP carries in headers: a message and its
+# details name the header a client sends.
+HEADER_OF_FIELD = {core.IDEMPOTENCY_KEY: "Idempotency-Key", core.CREDENTIAL: "Authorization"}
+
+
+def in_http_words(err: core.CoreError) -> tuple[str, dict]:
+    """The error's message and details, naming HTTP headers where the core names fields."""
+    message, details = err.message, dict(err.details)
+    for field, header in HEADER_OF_FIELD.items():
+        if message.startswith(f"{field}:"):
+            message = header + message[len(field):]
+        if details.get("field") == field:
+            details["field"] = header
+    return message, details
+
+
 def status_of(err: core.CoreError) -> int:
     if isinstance(err, ApiError):
         return err.status

@@ -50,6 +50,17 @@ HTTP_LATENCY = Histogram("speculation_http_request_duration_seconds", "HTTP requ
 ACTIONS_APPENDED = Counter("speculation_actions_appended_total", "Actions appended to games' logs", ["by"])
 APPEND_LATENCY = Histogram("speculation_append_duration_seconds", "Latency of one append (the Lua script)",
                            buckets=_LATENCY_BUCKETS)
+
+
+class CoreMetrics:
+    """The core's command metrics (service/core/game_repository.py CommandMetrics), on Prometheus."""
+
+    def appended(self, seconds: float, by) -> None:
+        APPEND_LATENCY.observe(seconds)
+        if by is not None:   # a player's or a bot's action ("bot:<level>" counts as "bot")
+            ACTIONS_APPENDED.labels(str(by).split(":")[0]).inc()
+
+
 OPEN_STREAMS = Gauge("speculation_open_streams", "Event streams open (SSE and NDJSON)",
                      multiprocess_mode="livesum")
 BROADCAST_STREAMS = Gauge("speculation_broadcast_streams",

@@ -8,21 +8,48 @@
   per bearer token (or stream ticket) and per client address, `STREAM_MAX_SECONDS` the
   longest stream (a longer `follow` is cut to it; the client resumes with Last-Event-ID).
   Past a cap: 429 `too_many_streams` with `Retry-After`.
-(Keep-alive jitter and the batches a fan-out shares are the core's: service/core/streams.py.)
+(Keep-alive jitter and the batches a fan-out shares are the core's: service/core/streams.py;
+the wire framing of its messages is this layer's: `FRAMINGS`.)
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from typing import Callable, Optional
 
 from flask import current_app, request
 
-from .core.streams import NDJSON, SSE
 from .errors import TooManyRequests
 
 JSON = "application/json"
+SSE = "text/event-stream"
+NDJSON = "application/x-ndjson"
+
+
+class SseFraming:
+    """Server-Sent Events: the version as the event id, so a client resumes with Last-Event-ID."""
+
+    def message(self, body: dict) -> str:
+        return f"id: {body['version']}\nevent: game-event\ndata: {json.dumps(body)}\n\n"
+
+    def keepalive(self) -> str:
+        return ": keep-alive\n\n"
+
+
+class NdjsonFraming:
+    """One JSON message a line."""
+
+    def message(self, body: dict) -> str:
+        return json.dumps(body) + "\n"
+
+    def keepalive(self) -> str:
+        return json.dumps({"keepalive": True}) + "\n"
+
+
+# The framing of each streamed media type (one object each: the core renders a batch once per framing).
+FRAMINGS = {SSE: SseFraming(), NDJSON: NdjsonFraming()}
 
 
 
@@ -135,8 +162,8 @@ def stream_body(environ, game_id: str, viewer, after: int, kind: str, follow):
 
     core = current_app.extensions["games"]
     if not usable(environ):
-        return core.open_event_stream(game_id, viewer, after, kind, follow)
-    cursor, follow = core.open_stream_cursor(game_id, viewer, after, kind, follow)
+        return core.open_event_stream(game_id, viewer, after, FRAMINGS[kind], follow)
+    cursor, follow = core.open_stream_cursor(game_id, viewer, after, FRAMINGS[kind], follow)
     return broadcaster().serve(cursor, follow, environ)
 
 

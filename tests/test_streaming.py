@@ -21,7 +21,8 @@ from ops.drills.redis_server import free_port
 from projections.registry import get_game
 from service.app import create_app
 from service.bootstrap import Backend
-from service.core.streams import NDJSON, SSE, keepalive_interval
+from service.core.streams import keepalive_interval
+from service.streaming import NDJSON, SSE
 from service.streaming import StreamCaps, stream_kind
 from tests.gamekit import seed_that_plays
 from workers.memory_jobs import MemoryJobs

@@ -113,7 +113,7 @@ def test_tampering_in_redis_is_caught_by_get_verify(redis_client, how):
     redis_client.delete(stream)
     for version, fields in enumerate(entries, start=1):
         redis_client.xadd(stream, fields, id=f"{version}-0")
-    service._cache.clear()
+    service.sessions.forget_all()
     response = http.get(f"/v1/games/{game_id}/verify")
     assert response.status_code == 200, response.json
     report = response.json

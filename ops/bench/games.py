@@ -29,6 +29,7 @@ class NullIndex:
 
     def record(self, *args, **kwargs): pass
     def touch(self, *args, **kwargs): pass
+    def touch_with_append(self, *args, **kwargs): return None
     def record_token(self, *args, **kwargs): pass
     def record_result(self, *args, **kwargs): return True
 

@@ -85,7 +85,7 @@ def run_all(env: Env, scale: Scale, out: Path, echo=print) -> None:
         def rebuild_loop():
             deadline = time.perf_counter() + seconds / 2
             while time.perf_counter() < deadline:
-                cold._fold_tail(gid, None, version)
+                cold.sessions.fold_tail(gid, None, version)
         _profile(f"rebuild-{name}", rebuild_loop, out, echo)
 
         from .playouts import measure

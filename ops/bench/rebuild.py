@@ -2,7 +2,7 @@
 is verify's to check, and a load checks only that a tail chains from its cached base)
 vs reading and JSON-decoding the same entries without folding, on a finished game of each type.
 
-Subject: the service's cold rebuild, `GameService._fold_tail(game_id, None, version)`: what a
+Subject: the service's cold rebuild, `GameService.sessions.fold_tail(game_id, None, version)`: what a
 process with no cache and no snapshot does. Baseline: XRANGE of the same stream with the same
 client and `json.loads` of every body (inflated first when the store keeps it deflated:
 decoding a stored entry includes that).
@@ -45,10 +45,10 @@ def run(env: Env, scale: Scale) -> list[Row]:
         version = service.load(game_id).version
         stream = keys(game_id)["events"]
         cold = service_on(RedisEventStore(client), snapshot_every=0)
-        assert cold._fold_tail(game_id, None, version).head == service.load(game_id).head
+        assert cold.sessions.fold_tail(game_id, None, version).head == service.load(game_id).head
 
         def rebuild():
-            cold._fold_tail(game_id, None, version)
+            cold.sessions.fold_tail(game_id, None, version)
 
         def decode_only():
             for _, fields in client.xrange(stream, "-", "+"):

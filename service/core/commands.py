@@ -1,74 +1,53 @@
 """The commands: create, claim, act, score, and the turn-timeout decision.
 
-A command loads the game (service/core/loading.py), decides, appends the batch with the
-expected version and the idempotency key, then enqueues follow-up jobs (bot turns, scoring,
-turn timeouts). The same path serves HTTP clients, bots, turn timeouts and the CLI.
+Each command is a few lines over the unit of work (unit_of_work.py): which game, which
+idempotency key, how it decides on the game as loaded, how it answers, and how a retry with
+the same key is answered. Loading, the append with the expected version, the retry when
+another command moved the head, the replay of an idempotent retry and the follow-up jobs
+are the unit of work's and the game repository's (game_repository.py), the same for every
+command. The same path serves HTTP clients, bots, turn timeouts and the CLI.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 import secrets
-from functools import partial
+import time
 from typing import Callable, NamedTuple, Optional
 
 from marshmallow import ValidationError
 
-from service.observability import ACTIONS_APPENDED, APPEND_LATENCY
-
-from events.envelope import NewEvent, StoredEvent, body_digest, decode_body
+from events.envelope import NewEvent, StoredEvent, body_digest
 from events.index import GameIndex
-from events.randomness import Draws, commitment, event_nonce, new_seed
-from events.store import EventStore, IdempotencyConflict, Receipt, VersionConflict
+from events.randomness import Draws, commitment, new_seed
+from events.store import EventStore, Receipt
 from events.upcast import UPCASTERS
 from projections import disclosure
 from projections.game import IllegalAction
 from projections.registry import UnknownGame, all_games, get_game
 from projections.session import ACTIVE, ENDED, OPEN, SCORED, Session, fold
 from .bots import BOT_LEVELS, BUDGETED_LEVEL, BudgetError, SearchLimits, check_budget
-
-from .errors import Conflict, Invalid, NotFound
-from .jobs import Jobs
+from .errors import IDEMPOTENCY_KEY, Conflict, Invalid, NotFound
+from .game_repository import GameRepository, waits_on
 from .tokens import keyed_game_id, keyed_token, new_token, token_hash
-
-log = logging.getLogger(__name__)
+from .unit_of_work import RETRY, Answer, Command, Decision, Idempotency, UnitOfWork
 
 CREATED_SCHEMA = 2
-MAX_HEAD_RETRIES = 20
 # The fields of a game's idempotency hash that creates and claims use (an action's is
 # "<seat>:<key>", scoring's "scoring": none of them can collide).
 CREATE_IDEM = "create"
 CLAIM_IDEM = "claim:{}"
+SCORING = Idempotency("scoring", "scoring")
 
 
 class Created(NamedTuple):
     session: Session      # the game as its creation left it
-    replayed: bool        # True: a retry with the same Idempotency-Key, nothing was written
+    replayed: bool        # True: a retry with the same idempotency key, nothing was written
 
 
 class Claimed(NamedTuple):
     session: Session      # the game as the claim left it
     token: str            # the seat's token (the same on a retry with the same key)
     replayed: bool
-
-
-def waits_on(session: Session) -> str:
-    """What the game waits on from the workers, as written in its meta with each batch:
-    "score" (ended, not yet scored), "bot:S" and "timeout:S" per seat to act (a bot's turn, a
-    human seat's clock), joined by commas; "" when it waits on people only, or on nothing."""
-    if session.status == ENDED:
-        return "score"
-    if session.status != ACTIVE:
-        return ""
-    timeout = session.platform.get("turn_timeout")
-    waits = []
-    for seat in session.to_act():
-        if session.seats[seat].kind == "bot":
-            waits.append(f"bot:{seat}")
-        elif timeout:
-            waits.append(f"timeout:{seat}")
-    return ",".join(waits)
 
 
 def _new_events(events: list[dict], cmd: Optional[dict] = None) -> list[NewEvent]:
@@ -80,61 +59,24 @@ def _new_events(events: list[dict], cmd: Optional[dict] = None) -> list[NewEvent
     return out
 
 
+def _seat_info(seat: dict) -> dict:
+    if not seat.get("bot"):
+        return {"kind": "open"}
+    # the budget only when given: every other seat is recorded as it always was
+    budget = {k: v for k, v in (seat.get("budget") or {}).items() if v is not None}
+    return {"kind": "bot", "level": seat["bot"], **({"budget": budget} if budget else {})}
+
+
 class Commands:
     """The command half of the GameService (service/core/game_service.py builds it)."""
 
     store: EventStore
     index: GameIndex
-    jobs: Jobs
+    games: GameRepository
+    unit_of_work: UnitOfWork
     allow_seed: bool
-    bot_jobs_per_game: int = 1
     lobby_expiry: float = 0   # seconds an open game stays in the lobby (0: forever)
     search_limits: SearchLimits = SearchLimits()   # the most a search seat's budget may ask
-
-    def _append(self, session: Session, events: list[NewEvent], *, expected_version=None,
-                idem_key="", digest="", meta=None, seed=None) -> tuple[Receipt, Session, list[StoredEvent]]:
-        """Append a batch built on `session`; returns the receipt, the session after it and
-        the batch's events as stored (decoded once, here). `seed`: the game's, when it is not
-        stored yet (its creation).
-
-        The game's status and what it waits on (`waits_on`) are written with the batch, in
-        its meta; and before the append the game is marked touched in the index, so the
-        reconciler looks at it whatever happens to the writes that follow the append (the
-        lobby, the token directory, the jobs): they are projections it re-derives."""
-        seed = seed or self._seed(session.game_id)
-        folded: dict = {}
-
-        def with_projection(sealed) -> dict:
-            stored, prev = [], session.head
-            for body, hash_ in sealed:
-                stored.append(decode_body(body, prev, hash_))
-                prev = hash_
-            after = fold(stored, session.game_id, session)
-            folded["stored"], folded["after"] = stored, after
-            return {**(meta or {}), "status": after.status, "waits": waits_on(after)}
-
-        game_id = session.game_id
-        before = None
-        if getattr(self.index, "redis", None) is not None and self.index.redis is getattr(self.store, "redis", None):
-            def before(pipe):   # one Redis: the touch rides in the append's round trip, ahead of it
-                self.index.touch(game_id, pipe=pipe)
-        else:
-            self.index.touch(game_id)
-        started = time.perf_counter()
-        receipt = self.store.append(game_id, events, base_version=session.version,
-                                    base_head=session.head, expected_version=expected_version,
-                                    idempotency_key=idem_key, body_digest=digest, meta=with_projection,
-                                    nonce=partial(event_nonce, seed), before=before)
-        APPEND_LATENCY.observe(time.perf_counter() - started)
-        if not receipt.sealed:   # an idempotent retry: nothing new was written
-            return receipt, session, []
-        if events and events[0].cmd is not None:
-            ACTIONS_APPENDED.labels(str(events[0].cmd.get("by", "player")).split(":")[0]).inc()
-        after, stored = folded["after"], folded["stored"]
-        self._remember(after)
-        if after.status != session.status:
-            self.index.record(after.game_id, after.game_type, after.status, after.created_at)
-        return receipt, after, stored
 
     # --- creating and joining ---------------------------------------------------------
     def create(self, game_type: str, options: Optional[dict], seats: list[dict], *,
@@ -150,10 +92,42 @@ class Commands:
         """Create a game. With an `idempotency_key` the game's id is derived from it (HMAC
         under the server's idem_key): a retry with the same key and body finds the same game
         and gets its original summary (and repairs a lost lobby write or follow-up job); the
-        same key with another body is a conflict. The append records the key in the game's
-        idempotency hash, so two concurrent creates with one key append once. `admit()` runs
-        once the request is known to be valid and new, not a retry (the caller's creation limits,
-        which may raise): a retry of a create that was made is answered, whatever the limits."""
+        same key with another body is a conflict. `admit()` runs once the request is known to
+        be valid and new, not a retry (the caller's creation limits, which may raise)."""
+        game, loaded = self._checked_creation(game_type, options, seats, seed)
+        game_id, idem = secrets.token_hex(8), None
+        if idempotency_key:
+            game_id = keyed_game_id(self.idem_key, idempotency_key)
+            idem = Idempotency(CREATE_IDEM, body_digest({
+                "type": game_type, "options": options or {}, "seats": seats, "seed": seed,
+                "turn_timeout": turn_timeout}))
+        seed = seed or new_seed()
+
+        def decide(_empty: Session, careful: bool) -> Decision:
+            if admit is not None:
+                admit()
+            seat_info = [_seat_info(seat) for seat in seats]
+            created = {"game_type": game_type, "rules_version": game.RULES_VERSION, "options": loaded,
+                       "platform": {"turn_timeout": turn_timeout}, "seats": seat_info,
+                       "commitment": commitment(seed)}
+            events = [NewEvent("game.created", created, CREATED_SCHEMA)]
+            if all(s["kind"] == "bot" for s in seat_info):
+                state = game.new_state(loaded, len(seat_info), rules_version=game.RULES_VERSION)
+                events += _new_events([{"type": "game.started"}] + game.start(state, Draws(seed, "v2")))
+            return Decision(events, expected_version=0, meta={"seed": seed, "type": game_type})
+
+        return self.unit_of_work.run(Command(
+            game_id, decide, new=True, idem=idem,
+            answer=lambda done: Created(done.after, False),
+            replay=lambda receipt: Created(self._healed_as_of(game_id, receipt), True),
+            # Only a keyed id can be taken: by a game created without this key (a 64-bit clash).
+            version_conflict=lambda err: Conflict(
+                f"{IDEMPOTENCY_KEY}: another game holds the id this key names; use another key",
+                {"field": IDEMPOTENCY_KEY, "version": err.current_version}, code="idempotency_conflict")))
+
+    def _checked_creation(self, game_type: str, options: Optional[dict], seats: list[dict],
+                          seed: Optional[str]):
+        """The game's rules and its loaded options, once the request is known to be valid."""
         try:
             game = get_game(game_type)
         except UnknownGame:
@@ -178,52 +152,7 @@ class Commands:
         if seed is not None and not self.allow_seed:
             raise Invalid("seed: choosing the seed is allowed only in test configuration",
                           {"field": "seed"}, code="seed_not_allowed")
-        game_id, digest = secrets.token_hex(8), ""
-        if idempotency_key:
-            digest = body_digest({"type": game_type, "options": options or {}, "seats": seats, "seed": seed,
-                                  "turn_timeout": turn_timeout})
-            game_id = keyed_game_id(self.idem_key, idempotency_key)
-            seen = self.store.get_idempotent(game_id, CREATE_IDEM)
-            if seen is not None:
-                return self._created_replayed(game_id, seen, digest)
-        if admit is not None:
-            admit()
-        seed = seed or new_seed()
-        seat_info = []
-        for seat in seats:
-            if seat.get("bot"):
-                # the budget only when given: every other seat is recorded as it always was
-                budget = {k: v for k, v in (seat.get("budget") or {}).items() if v is not None}
-                seat_info.append({"kind": "bot", "level": seat["bot"], **({"budget": budget} if budget else {})})
-            else:
-                seat_info.append({"kind": "open"})
-        created = {"game_type": game_type, "rules_version": game.RULES_VERSION, "options": loaded,
-                   "platform": {"turn_timeout": turn_timeout}, "seats": seat_info,
-                   "commitment": commitment(seed)}
-        events = [NewEvent("game.created", created, CREATED_SCHEMA)]
-        placeholder = Session(game_id, game_type, game.RULES_VERSION, {}, {}, (), "", 0)
-        if all(s["kind"] == "bot" for s in seat_info):
-            start = game.start(game.new_state(loaded, len(seat_info), rules_version=game.RULES_VERSION),
-                               Draws(seed, "v2"))
-            events += _new_events([{"type": "game.started"}] + start)
-        try:
-            receipt, session, _ = self._append(placeholder, events, expected_version=0,
-                                               idem_key=CREATE_IDEM if digest else "", digest=digest,
-                                               meta={"seed": seed, "type": game_type}, seed=seed)
-        except IdempotencyConflict as err:
-            raise self._idem_conflict(err.current_version)
-        except VersionConflict as err:
-            # Only a keyed id can be taken: by a game created without this key (a 64-bit clash).
-            raise Conflict("Idempotency-Key: another game holds the id this key names; use another key",
-                           {"field": "Idempotency-Key", "version": err.current_version},
-                           code="idempotency_conflict")
-        if receipt.duplicate:   # a concurrent create with the same key appended first
-            return self._created_replayed(game_id, (digest, receipt), digest)
-        self._seeds[game_id] = seed
-        if session.status == OPEN:  # _append indexed an all-bot game already (its status changed)
-            self.index.record(game_id, game_type, session.status, session.created_at)
-        self._follow_up(session)
-        return Created(session, False)
+        return game, loaded
 
     def _check_budget(self, i: int, seat: dict) -> None:
         """A seat's budget: only on a search bot, within the service's limits (SEARCH_MAX_*)."""
@@ -236,24 +165,11 @@ class Commands:
         except BudgetError as err:
             raise Invalid(f"seats.{i}.{err.field}: {err.why}", {"field": f"seats.{i}.{err.field}"}) from None
 
-    def _created_replayed(self, game_id: str, seen, digest: str) -> Created:
-        stored_digest, receipt = seen
-        if stored_digest != digest:
-            raise self._idem_conflict(self.store.head(game_id)[0])
-        self._heal(game_id)
-        return Created(self._as_of(game_id, receipt.version), True)
-
-    def _as_of(self, game_id: str, version: int) -> Session:
-        """The game as the batch that ended at `version` left it (a retry's original answer,
-        however far the game has moved on since)."""
-        return fold(self.store.read(game_id, 0, version), game_id)
-
-    def _heal(self, game_id: str) -> None:
-        """What a retry repairs of the writes after its append, in case they were lost: the
-        lobby entry and the follow-up jobs (both idempotent)."""
-        current = self.load(game_id)
-        self.index.record(game_id, current.game_type, current.status, current.created_at)
-        self._follow_up(current)
+    def _healed_as_of(self, game_id: str, receipt: Receipt) -> Session:
+        """A retry's answer: the game as the original batch left it, once the writes that
+        follow an append (lobby entry, jobs) are repaired in case they were lost."""
+        self.games.heal(game_id)
+        return self.sessions.as_of(game_id, receipt.version)
 
     def claim(self, game_id: str, seat: int, name: str,
               idempotency_key: Optional[str] = None) -> tuple[Session, str]:
@@ -265,62 +181,40 @@ class Commands:
         """Claim an open seat. Without a key the token is random; with one it is derived from
         the server's idem_key, the game, the seat and the key (tokens.keyed_token), so a retry
         with the same key and body gets the same token back although only its hash is stored;
-        the same key with another body (seat or name) is a conflict. The key is checked first,
-        by the append script too, so two concurrent claims with one key append once and both
-        get the token."""
-        idem = digest = ""
+        the same key with another body (seat or name) is a conflict."""
+        idem, token = None, new_token()
         if idempotency_key:
-            idem = CLAIM_IDEM.format(idempotency_key)
-            digest = body_digest({"seat": seat, "name": name})
+            idem = Idempotency(CLAIM_IDEM.format(idempotency_key), body_digest({"seat": seat, "name": name}))
             token = keyed_token(self.idem_key, game_id, seat, idempotency_key)
-        else:
-            token = new_token()
-        for _ in range(MAX_HEAD_RETRIES):
-            if idem:
-                seen, version, head = self.store.peek(game_id, idem)
-                if seen is not None:
-                    return self._claim_replayed(game_id, seat, token, seen, digest)
-                session = self.load(game_id, (version, head))
-            else:
-                session = self.load(game_id)
+
+        def decide(session: Session, careful: bool) -> Decision:
             if not 0 <= seat < len(session.seats):
                 raise NotFound(f"seat: game {game_id} has no seat {seat}", {"field": "seat"})
             if session.seats[seat].kind != "open":
                 raise Conflict(f"seat: seat {seat} is not open", {"field": "seat", "version": session.version},
                                code="seat_taken")
             events = [NewEvent("seat.claimed", {"seat": seat, "name": name})]
-            still_open = [s for i, s in enumerate(session.seats) if s.kind == "open" and i != seat]
-            if not still_open:
-                game = session.game
-                rng = Draws(self._seed(game_id), f"v{session.version + 2}")
-                events += _new_events([{"type": "game.started"}] + game.start(session.state, rng))
-            try:
-                receipt, after, _ = self._append(session, events, expected_version=session.version,
-                                                 idem_key=idem, digest=digest,
-                                                 meta={f"token:{token_hash(token)}": str(seat)})
-            except IdempotencyConflict as err:
-                raise self._idem_conflict(err.current_version)
-            except VersionConflict:
-                continue
-            if receipt.duplicate:   # a concurrent claim with the same key appended first
-                return self._claim_replayed(game_id, seat, token, (digest, receipt), digest)
-            self.index.record_token(token_hash(token), game_id, seat)
-            self._follow_up(after)
-            return Claimed(after, token, False)
-        raise Conflict("the game is too busy to claim a seat now; retry", {"version": session.version})
+            if all(s.kind != "open" for i, s in enumerate(session.seats) if i != seat):
+                rng = Draws(self.sessions.seed(game_id), f"v{session.version + 2}")
+                events += _new_events([{"type": "game.started"}] + session.game.start(session.state, rng))
+            return Decision(events, meta={f"token:{token_hash(token)}": str(seat)})
 
-    def _claim_replayed(self, game_id: str, seat: int, token: str, seen, digest: str) -> Claimed:
-        stored_digest, receipt = seen
-        if stored_digest != digest:
-            raise self._idem_conflict(self.store.head(game_id)[0])
+        def answer(done) -> Claimed:
+            self.index.record_token(token_hash(token), game_id, seat)
+            return Claimed(done.after, token, False)
+
+        return self.unit_of_work.run(Command(
+            game_id, decide, answer, idem=idem,
+            replay=lambda receipt: self._claim_replayed(game_id, seat, token, receipt)))
+
+    def _claim_replayed(self, game_id: str, seat: int, token: str, receipt: Receipt) -> Claimed:
         digest_of_token = token_hash(token)
         if self.store.get_meta(game_id, f"token:{digest_of_token}")[f"token:{digest_of_token}"] != str(seat):
             # The seat was claimed with this key, but the token no longer derives from it: the
             # server's idem_key was replaced (service:secrets lost). Never hand out a dead token.
             raise RuntimeError(f"the idem_key changed since seat {seat} of {game_id} was claimed")
         self.index.record_token(digest_of_token, game_id, seat)   # a lost directory write, repaired
-        self._heal(game_id)
-        return Claimed(self._as_of(game_id, receipt.version), token, True)
+        return Claimed(self._healed_as_of(game_id, receipt), token, True)
 
     # --- acting ---------------------------------------------------------------------------
     def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,
@@ -337,38 +231,51 @@ class Commands:
         the careful way: idempotency key and head in one round trip, then load and decide.
 
         `decision`, when given, binds the action to the seat's decision that opened at that
-        version (the view's `decision`): once that decision is over (the seat acted, or was
-        played for by a turn timeout, and the round moved on) the action is a 409, never an
-        action of the next round."""
-        idem = f"{seat}:{idempotency_key}"
+        version (the view's `decision`): once that decision is over the action is a 409,
+        never an action of the next round."""
         body = {"action": action, "expected_version": expected_version}
         if decision is not None:  # absent from the digest when not given: older keys still match
             body["decision"] = decision
-        digest = body_digest(body)
-        cached = self._cached(game_id)
-        if cached is not None and cached.status == ACTIVE and expected_version in (None, cached.version):
-            done = self._decide_and_append(cached, seat, action, expected_version, idem, digest, by,
-                                           careful=False, decision=decision)
-            if done is not None:
-                return done
-        for _ in range(MAX_HEAD_RETRIES):
-            seen, version, head = self.store.peek(game_id, idem)
-            if seen is not None:
-                return self._replayed(game_id, seen, digest, seat)
-            session = self.load(game_id, (version, head))
-            if expected_version is not None and expected_version != session.version:
-                raise Conflict(f"expected_version: the game is at version {session.version}, not "
-                               f"{expected_version}", {"field": "expected_version", "version": session.version},
-                               code="version_conflict")
-            self._check_decision(session, seat, decision)
-            if session.status != ACTIVE:
-                raise Invalid(f"action: the game is {session.status}, not active",
-                              {"field": "action", "status": session.status}, code="game_not_active")
-            done = self._decide_and_append(session, seat, action, expected_version, idem, digest, by,
-                                           careful=True, decision=decision)
-            if done is not None:
-                return done
-        raise Conflict("the game is too busy; retry", {"version": version}, code="version_conflict")
+        cached = self.sessions.cached(game_id)
+        if cached is None or cached.status != ACTIVE or expected_version not in (None, cached.version):
+            cached = None
+
+        def decide(session: Session, careful: bool):
+            if careful:
+                self._check_expected_version(session, expected_version)
+                self._check_decision(session, seat, decision)
+                self._check_active(session)
+            elif decision is not None and session.decision(seat) != decision:
+                return RETRY   # maybe a retry of an action already played, or a stale cache
+            try:
+                decided = session.game.decide(session.state, seat, action,
+                                              Draws(self.sessions.seed(game_id), f"v{session.version + 1}"))
+            except IllegalAction as err:
+                if not careful:
+                    return RETRY
+                details = {"field": f"action.{err.field}" if err.field else "action", "version": session.version}
+                raise Invalid(err.message, details, code=err.code)
+            return Decision(_new_events(decided, {"seat": seat, "action": action, "by": by}),
+                            expected_version=expected_version)
+
+        return self.unit_of_work.run(Command(
+            game_id, decide, cached=cached, idem=Idempotency(f"{seat}:{idempotency_key}", body_digest(body)),
+            answer=lambda done: (done.receipt, done.after,
+                                 self.batch_events(done.before, done.stored, seat, done.after)),
+            replay=lambda receipt: self._act_replayed(game_id, seat, receipt)))
+
+    @staticmethod
+    def _check_expected_version(session: Session, expected_version: Optional[int]) -> None:
+        if expected_version is not None and expected_version != session.version:
+            raise Conflict(f"expected_version: the game is at version {session.version}, not "
+                           f"{expected_version}", {"field": "expected_version", "version": session.version},
+                           code="version_conflict")
+
+    @staticmethod
+    def _check_active(session: Session) -> None:
+        if session.status != ACTIVE:
+            raise Invalid(f"action: the game is {session.status}, not active",
+                          {"field": "action", "status": session.status}, code="game_not_active")
 
     @staticmethod
     def _check_decision(session: Session, seat: int, decision: Optional[int]) -> None:
@@ -379,47 +286,9 @@ class Commands:
                            {"field": "decision", "version": session.version, "decision": current},
                            code="stale_decision")
 
-    def _decide_and_append(self, session: Session, seat: int, action: dict, expected_version, idem: str,
-                           digest: str, by: str, careful: bool, decision: Optional[int] = None):
-        """Decide on `session` and append. None: decide again on a fresh load (the head moved
-        or, when not `careful`, the cached session refused the action)."""
-        game_id = session.game_id
-        if decision is not None and session.decision(seat) != decision:
-            if not careful:
-                return None  # maybe a retry of an action already played, or a stale cache
-            self._check_decision(session, seat, decision)
-        rng = Draws(self._seed(game_id), f"v{session.version + 1}")
-        try:
-            decided = session.game.decide(session.state, seat, action, rng)
-        except IllegalAction as err:
-            if not careful:
-                return None  # maybe a retry of an action already played, or a stale cache
-            details = {"field": f"action.{err.field}" if err.field else "action", "version": session.version}
-            raise Invalid(err.message, details, code=err.code)
-        cmd = {"seat": seat, "action": action, "by": by}
-        try:
-            receipt, after, stored = self._append(session, _new_events(decided, cmd),
-                                                  expected_version=expected_version, idem_key=idem,
-                                                  digest=digest)
-        except IdempotencyConflict as err:
-            raise self._idem_conflict(err.current_version)
-        except VersionConflict as err:
-            if err.reason == "head":
-                return None  # someone else appended first: decide again on the new state
-            raise Conflict(f"expected_version: the game is at version {err.current_version}",
-                           {"field": "expected_version", "version": err.current_version},
-                           code="version_conflict")
-        if receipt.duplicate:
-            return self._replayed(game_id, (digest, receipt), digest, seat)
-        self._follow_up(after)
-        return receipt, after, self.batch_events(session, stored, seat, after)
-
-    def _replayed(self, game_id: str, seen, digest: str, seat: int):
-        stored_digest, receipt = seen
-        if stored_digest != digest:
-            raise self._idem_conflict(self.store.head(game_id)[0])
-        # The original answer: the batch's events and the game as the batch left it (not as it
-        # is now), so a retry gets the same response however far the game has moved on.
+    def _act_replayed(self, game_id: str, seat: int, receipt: Receipt):
+        """The original answer: the batch's events and the game as the batch left it (not as it
+        is now), so a retry gets the same response however far the game has moved on."""
         finished = self.load(game_id).finished
         stored = self.store.read(game_id, 0, receipt.version)
         before = fold(stored[:receipt.first_version - 1], game_id)
@@ -428,49 +297,42 @@ class Commands:
         return receipt, at_receipt, shown
 
     @staticmethod
-    def _idem_conflict(version: int) -> Conflict:
-        return Conflict("Idempotency-Key: this key was already used with another body",
-                        {"field": "Idempotency-Key", "version": version}, code="idempotency_conflict")
-
-    @staticmethod
     def batch_events(before: Session, stored: list[StoredEvent], viewer: Optional[int],
                      after: Session) -> list[dict]:
         """The events of a just-appended batch as `viewer` may see them (no re-read)."""
         shown, _ = disclosure.events_for(stored, before, viewer, after.finished, before.game_id)
         return shown
 
-    # --- follow-up jobs -------------------------------------------------------------------
-    def _follow_up(self, session: Session) -> None:
-        """Enqueue what the game now waits on. The append is already acknowledged: a queue
-        failure must not fail the request (the reconciler re-enqueues what is missing)."""
-        try:
-            self._enqueue_follow_ups(session)
-        except Exception:
-            log.exception("enqueueing follow-up jobs for %s failed; the reconciler will retry",
-                          session.game_id)
+    # --- scoring --------------------------------------------------------------------------
+    def score(self, game_id: str) -> Session:
+        """Append the final result and reveal the seed (idempotent)."""
+        def decide(session: Session, careful: bool):
+            if session.status != ENDED:
+                if session.status == SCORED:
+                    self._record_leaderboard(session)  # once per game; repairs a crash after the append
+                return Answer(session)
+            result = session.game.result(session.state)
+            return Decision([NewEvent("game.scored", {"result": result, "seed": self.sessions.seed(game_id)})])
 
-    def _enqueue_follow_ups(self, session: Session) -> None:
-        # A game only bots play is background work: its jobs wait until no game with a player
-        # seat has any (workers/queue.py), and at most `bot_jobs_per_game` of its bot turns are
-        # queued at once (a turn queued for a version another seat's move makes stale is a
-        # wasted job; the next seat's turn is enqueued by the move that makes it due).
-        background = all(s.kind == "bot" for s in session.seats)
-        if session.status == ENDED:
-            self.jobs.score(session.game_id, background=background)
-            return
-        if session.status != ACTIVE:
-            return
-        timeout = session.platform.get("turn_timeout")
-        queued = 0
-        for seat in session.to_act():
-            if session.seats[seat].kind == "bot":
-                if background and self.bot_jobs_per_game and queued >= self.bot_jobs_per_game:
-                    continue
-                self.jobs.bot_turn(session.game_id, seat, session.version, background=background)
-                queued += 1
-            elif timeout:
-                self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)
+        def scored(session: Session) -> Session:
+            self._record_leaderboard(session)
+            return session
 
+        return self.unit_of_work.run(Command(
+            game_id, decide, idem=SCORING, answer=lambda done: scored(done.after),
+            replay=lambda receipt: scored(self.load(game_id))))
+
+    def _record_leaderboard(self, session: Session) -> None:
+        result = session.result
+        winners = result["winners"]
+        players = []
+        for seat, info in enumerate(session.seats):
+            key = f"bot:{info.level}" if info.kind == "bot" else f"player:{info.name}"
+            won = 1.0 / len(winners) if seat in winners else 0.0
+            players.append({"key": key, "rank": result["ranks"][seat], "won": won})
+        self.index.record_result(session.game_type, session.game_id, players)
+
+    # --- the workers' side --------------------------------------------------------------
     def expire_unjoined(self, older_than: float, now_ms: Optional[int] = None, limit: int = 1000) -> list[str]:
         """Take out of the lobby the open games created more than `older_than` seconds ago
         that nobody filled (their log stays; a game joined meanwhile is put back)."""
@@ -490,7 +352,7 @@ class Commands:
 
     def pending_jobs(self, session: Session) -> None:
         """Re-enqueue what a game waits on (the reconciler's repair; jobs are idempotent)."""
-        self._enqueue_follow_ups(session)
+        self.games.enqueue_follow_ups(session)
 
     @staticmethod
     def waits(session: Session) -> str:
@@ -515,7 +377,7 @@ class Commands:
             self.index.record_token(field[len("token:"):], game_id, int(seat))
         if session.status == SCORED:
             self._record_leaderboard(session)
-        self._enqueue_follow_ups(session)
+        self.games.enqueue_follow_ups(session)
         return session
 
     def timed_out_turn(self, game_id: str, seat: int, version: int) -> Optional[int]:
@@ -532,32 +394,3 @@ class Commands:
             if any(e.cmd is not None and e.cmd.get("seat") == seat for e in since):
                 return None
         return session.version
-
-    # --- scoring --------------------------------------------------------------------------
-    def score(self, game_id: str) -> Session:
-        """Append the final result and reveal the seed (idempotent)."""
-        for _ in range(MAX_HEAD_RETRIES):
-            session = self.load(game_id)
-            if session.status == SCORED:
-                self._record_leaderboard(session)  # once per game; repairs a crash after the append
-            if session.status != ENDED:
-                return session
-            result = session.game.result(session.state)
-            event = NewEvent("game.scored", {"result": result, "seed": self._seed(game_id)})
-            try:
-                _, after, _ = self._append(session, [event], idem_key="scoring", digest="scoring")
-            except VersionConflict:
-                continue
-            self._record_leaderboard(after)
-            return after
-        raise Conflict("could not score the game; retry")
-
-    def _record_leaderboard(self, session: Session) -> None:
-        result = session.result
-        winners = result["winners"]
-        players = []
-        for seat, info in enumerate(session.seats):
-            key = f"bot:{info.level}" if info.kind == "bot" else f"player:{info.name}"
-            won = 1.0 / len(winners) if seat in winners else 0.0
-            players.append({"key": key, "rank": result["ranks"][seat], "won": won})
-        self.index.record_result(session.game_type, session.game_id, players)

@@ -1,7 +1,9 @@
 """The GameService: the application core's one object, built by the bootstrap.
 
-Each half lives in its own module: loading.py (cache, snapshots, tail fold), commands.py,
-queries.py, tokens.py (seat tokens, stream tickets) and streams.py (live streams, waiting).
+It is composed of the game repository (game_repository.py: loading through the session
+cache of loading.py, appends, follow-up jobs) and the unit of work over it (unit_of_work.py);
+its methods come from commands.py, queries.py, tokens.py (seat tokens, stream tickets),
+streams.py (live streams, waiting) and archiving.py.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from .archiving import Archiving
 from .bots import SearchLimits
 from .commands import Commands
 from .jobs import Jobs
-from .loading import SessionLoading
+from .game_repository import CommandMetrics, GameRepository, NoMetrics
+from .loading import GameSessions
 from .queries import Queries
 from .streams import SharedBatches, Streams, Wait, poll_for_version
 from .tokens import TokenAuth
+from .unit_of_work import UnitOfWork
 
 
-class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams, Archiving):
+class GameService(Commands, Queries, TokenAuth, Streams, Archiving):
     def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, *, allow_seed: bool = False,
                  snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
                  stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60,
-                 secrets: Optional[Callable[[], dict]] = None, search_limits: SearchLimits = SearchLimits()):
+                 secrets: Optional[Callable[[], dict]] = None, search_limits: SearchLimits = SearchLimits(),
+                 metrics: CommandMetrics = NoMetrics()):
         self.store = store
         self.index = index
         self.jobs = jobs
@@ -45,8 +50,23 @@ class GameService(SessionLoading, Commands, Queries, TokenAuth, Streams, Archivi
         self.ticket_ttl = ticket_ttl
         self._load_secrets = secrets
         self._secrets: Optional[dict] = None
-        self._init_loading(snapshot_every, cache_size)
+        self.sessions = GameSessions(store, snapshot_every, cache_size)
+        self.games = GameRepository(store, index, jobs, self.sessions, metrics)
+        self.unit_of_work = UnitOfWork(self.games)
         self._init_tokens()
+
+    def load(self, game_id: str, at: Optional[tuple[int, str]] = None):
+        """The game's session at the store's head (`at`: the head when just read)."""
+        return self.sessions.load(game_id, at)
+
+    @property
+    def bot_jobs_per_game(self) -> int:
+        """At most this many bot turns of an all-bot game queued at once (0: no limit)."""
+        return self.games.bot_jobs_per_game
+
+    @bot_jobs_per_game.setter
+    def bot_jobs_per_game(self, value: int) -> None:
+        self.games.bot_jobs_per_game = value
 
     def _secret(self, name: str) -> bytes:
         if self._secrets is None:

@@ -1,4 +1,4 @@
-"""Loading a game's session: the process cache, snapshots (JSON data, projections/snapshot.py:
+"""Loading a game's session (`GameSessions`): the process cache, snapshots (JSON data, projections/snapshot.py:
 never unpickled), and the fold of the stream's tail on top of either (the cost does not grow
 with the game's length)."""
 
@@ -20,12 +20,13 @@ from .errors import NotFound
 log = logging.getLogger(__name__)
 
 
-class SessionLoading:
-    """The loading half of the GameService (service/core/game_service.py builds it)."""
+class GameSessions:
+    """The games' sessions as the core reads them: a process cache in front of the store's
+    snapshots and log. The game repository (game_repository.py) loads through it and tells it
+    of every batch appended; the queries read through it."""
 
-    store: EventStore
-
-    def _init_loading(self, snapshot_every: int, cache_size: int) -> None:
+    def __init__(self, store: EventStore, snapshot_every: int, cache_size: int) -> None:
+        self.store = store
         self.snapshot_every = snapshot_every
         self._cache: OrderedDict[str, Session] = OrderedDict()
         self._seeds: dict[str, str] = {}
@@ -45,18 +46,25 @@ class SessionLoading:
             return cached
         base = cached if cached is not None and cached.version < version else None
         if base is None:
-            base = self._snapshot(game_id)
-        session = self._fold_tail(game_id, base, version)
+            base = self._load_snapshot(game_id)
+        session = self.fold_tail(game_id, base, version)
         if session is None or session.head != head:
-            session = self._fold_tail(game_id, None, version)  # a stale cache: rebuild
-        self._remember(session)
+            session = self.fold_tail(game_id, None, version)  # a stale cache: rebuild
+        self.remember(session)
         return session
 
-    def _cached(self, game_id: str) -> Optional[Session]:
+    def forget_all(self) -> None:
+        """Drop every cached session (the log changed behind the service's back: an operator's
+        repair, a tampering drill): the next loads fold from the store."""
+        with self._lock:
+            self._cache.clear()
+            self._snapshot_at.clear()
+
+    def cached(self, game_id: str) -> Optional[Session]:
         with self._lock:
             return self._cache.get(game_id)
 
-    def _fold_tail(self, game_id: str, base: Optional[Session], until: int) -> Optional[Session]:
+    def fold_tail(self, game_id: str, base: Optional[Session], until: int) -> Optional[Session]:
         after = base.version if base else 0
         raw = self.store.read_raw(game_id, after, until)
         # A cached base is only good if the tail chains from it; the rest of the chain is
@@ -69,7 +77,7 @@ class SessionLoading:
             prev = hash_
         return fold(events, game_id, base)
 
-    def _snapshot(self, game_id: str) -> Optional[Session]:
+    def _load_snapshot(self, game_id: str) -> Optional[Session]:
         snap = self.store.load_snapshot(game_id)
         if snap is None:
             return None
@@ -90,7 +98,7 @@ class SessionLoading:
         self._snapshot_at[game_id] = version
         return session
 
-    def _remember(self, session: Session) -> None:
+    def remember(self, session: Session) -> None:
         """Cache the session; snapshot it once it is snapshot_every versions past the last
         snapshot. The last snapshot's version is kept in process (read from the store once
         per game), not fetched, blob and all, on every action."""
@@ -116,9 +124,18 @@ class SessionLoading:
             last = session.version
         self._snapshot_at[session.game_id] = last
 
-    def _seed(self, game_id: str) -> str:
+    def seed(self, game_id: str) -> str:
         seed = self._seeds.get(game_id)
         if seed is None:
             seed = self.store.get_meta(game_id, "seed")["seed"]
             self._seeds[game_id] = seed
         return seed
+
+    def remember_seed(self, game_id: str, seed: str) -> None:
+        """The seed of a game just created (its meta holds it too)."""
+        self._seeds[game_id] = seed
+
+    def as_of(self, game_id: str, version: int) -> Session:
+        """The game as the batch that ended at `version` left it (a retry's original answer,
+        however far the game has moved on since)."""
+        return fold(self.store.read(game_id, 0, version), game_id)

@@ -83,7 +83,7 @@ class Queries:
         if head[0] == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
         raw = self.store.read_raw(game_id)
-        return verify_log(raw, self._seed(game_id), game_id, receipts=receipts, head=head).as_dict()
+        return verify_log(raw, self.sessions.seed(game_id), game_id, receipts=receipts, head=head).as_dict()
 
     def export(self, game_id: str, viewer: Optional[int]) -> list[dict]:
         """The log as NDJSON records: complete (exact stored bytes) once the game has ended,
@@ -92,7 +92,7 @@ class Queries:
         header = {"game_id": game_id, "type": current.game_type, "version": current.version,
                   "commitment": current.commitment, "complete": current.finished}
         if current.finished:
-            header["seed"] = self._seed(game_id)
+            header["seed"] = self.sessions.seed(game_id)
             raw = self.store.read_raw(game_id, 0, current.version)
             return [header] + [{"body": body, "hash": hash_} for body, hash_ in raw]
         shown, _ = self.events(game_id, viewer)

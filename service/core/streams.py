@@ -1,4 +1,7 @@
-"""Live event streams (SSE or NDJSON) and the wait for a game's next version.
+"""Live event streams and the wait for a game's next version.
+
+How a message is framed on the wire (SSE, NDJSON) is the transport's: it passes a `Framing`
+(service/streaming.py), and the core renders each batch once per framing.
 
 `StreamCursor` is where one stream stands (the last version sent, the game folded to it) and
 gives each next batch of messages; `event_stream` is a plain generator over a cursor: the
@@ -18,12 +21,11 @@ polled), or `poll_for_version` for a store without one.
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Protocol
 
 from events.store import EventStore
 from projections import disclosure
@@ -31,14 +33,21 @@ from projections.session import SCORED, Session, fold
 
 from .errors import Invalid
 
-SSE = "text/event-stream"
-NDJSON = "application/x-ndjson"
 POLL_INTERVAL = 0.05
 JITTER = 0.2
 
 # wait(game_id, after_version, timeout): True once the game's version passes after_version,
 # False when timeout seconds elapse first.
 Wait = Callable[[str, int, float], bool]
+
+
+class Framing(Protocol):
+    """How the transport frames a stream's messages: `message(body)` one message (body: the
+    version, the seats to act, the status and the event as the viewer may see it), and the
+    keep-alive sent when nothing happened for a while."""
+
+    def message(self, body: dict) -> str: ...
+    def keepalive(self) -> str: ...
 
 
 def poll_for_version(store: EventStore, game_id: str, after_version: int, timeout: float) -> bool:
@@ -100,19 +109,8 @@ class SharedBatches:
         return value
 
 
-def _message(kind: str, event: dict, to_act: list, status: str) -> str:
-    body = {"version": event["version"], "to_act": to_act, "status": status, "event": event}
-    if kind == SSE:
-        return f"id: {event['version']}\nevent: game-event\ndata: {json.dumps(body)}\n\n"
-    return json.dumps(body) + "\n"
-
-
-def _keepalive(kind: str) -> str:
-    return ": keep-alive\n\n" if kind == SSE else json.dumps({"keepalive": True}) + "\n"
-
-
 def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: int, until: int,
-               viewer: Optional[int], kind: str):
+               viewer: Optional[int], framing: Framing):
     """The events after `last` up to `until` as messages, and the session after them (None:
     nothing new)."""
     fresh = store.read(game_id, last, until)
@@ -121,7 +119,8 @@ def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: i
     after_batch = fold(fresh, game_id, base)
     shown, _ = disclosure.events_for(fresh, base, viewer, after_batch.finished, game_id)
     to_act, status = after_batch.to_act(), after_batch.status
-    return "".join(_message(kind, event, to_act, status) for event in shown), after_batch
+    return "".join(framing.message({"version": event["version"], "to_act": to_act, "status": status,
+                                    "event": event}) for event in shown), after_batch
 
 
 class StreamCursor:
@@ -134,12 +133,12 @@ class StreamCursor:
     comes later never gets a shorter, older batch). Both ways of serving a stream use it: the
     generator below, and the HTTP layer's broadcaster (service/broadcast.py)."""
 
-    __slots__ = ("store", "game_id", "viewer", "session", "last", "kind", "shared", "known")
+    __slots__ = ("store", "game_id", "viewer", "session", "last", "framing", "shared", "known")
 
     def __init__(self, store: EventStore, game_id: str, viewer: Optional[int], session: Optional[Session],
-                 after: int, kind: str, shared: Optional[SharedBatches] = None,
+                 after: int, framing: Framing, shared: Optional[SharedBatches] = None,
                  known: Optional[Callable[[str], int]] = None):
-        self.store, self.game_id, self.viewer, self.kind = store, game_id, viewer, kind
+        self.store, self.game_id, self.viewer, self.framing = store, game_id, viewer, framing
         self.session, self.last = session, after
         self.shared = shared or SharedBatches(1)
         self.known = known
@@ -151,7 +150,7 @@ class StreamCursor:
 
     def batch_key(self, until: int) -> tuple:
         base = self.session
-        return (self.game_id, self.last, base.head if base else "", until, self.viewer, self.kind)
+        return (self.game_id, self.last, base.head if base else "", until, self.viewer, self.framing)
 
     def until(self) -> int:
         until = self.known(self.game_id) if self.known is not None else 0
@@ -162,9 +161,10 @@ class StreamCursor:
         until = self.until() if until is None else until
         if until <= self.last:
             return ""
-        base, last, store, game_id, viewer, kind = self.session, self.last, self.store, self.game_id, self.viewer, self.kind
+        base, last, store, game_id, viewer, framing = (self.session, self.last, self.store, self.game_id,
+                                                       self.viewer, self.framing)
         batch = self.shared.get(self.batch_key(until),
-                                lambda: _new_batch(store, game_id, base, last, until, viewer, kind))
+                                lambda: _new_batch(store, game_id, base, last, until, viewer, framing))
         if batch is None:
             return ""
         text, self.session = batch
@@ -172,7 +172,7 @@ class StreamCursor:
         return text
 
     def keepalive(self) -> str:
-        return _keepalive(self.kind)
+        return self.framing.keepalive()
 
 
 def event_stream(cursor: StreamCursor, follow: float, keepalive: float, wait: Wait) -> Iterator[str]:
@@ -205,7 +205,7 @@ class Streams:
         """Long-poll: True once the game's version passes `after_version`, False after `wait`."""
         return self.wait(game_id, after_version, wait)
 
-    def open_stream_cursor(self, game_id: str, viewer: Optional[int], after: int, kind: str,
+    def open_stream_cursor(self, game_id: str, viewer: Optional[int], after: int, framing: Framing,
                            follow: Optional[float] = None) -> tuple[StreamCursor, float]:
         """Check the request now (an unknown game or a version past the head fails before any
         message); the stream's cursor at `after` and how long it may last (`follow` cut to
@@ -215,12 +215,12 @@ class Streams:
             raise Invalid(f"after: the game is at version {current.version}", {"field": "after"})
         session = fold(self.store.read(game_id, 0, after), game_id)
         follow = self.stream_max_seconds if follow is None else min(follow, self.stream_max_seconds)
-        cursor = StreamCursor(self.store, game_id, viewer, session, after, kind, self.shared_batches,
+        cursor = StreamCursor(self.store, game_id, viewer, session, after, framing, self.shared_batches,
                               getattr(getattr(self.store, "notifier", None), "known", None))
         return cursor, follow
 
-    def open_event_stream(self, game_id: str, viewer: Optional[int], after: int, kind: str,
+    def open_event_stream(self, game_id: str, viewer: Optional[int], after: int, framing: Framing,
                           follow: Optional[float] = None) -> Iterator[str]:
         """The stream's messages as a generator (checked now, as `open_stream_cursor`)."""
-        cursor, follow = self.open_stream_cursor(game_id, viewer, after, kind, follow)
+        cursor, follow = self.open_stream_cursor(game_id, viewer, after, framing, follow)
         return event_stream(cursor, follow, keepalive_interval(self.stream_keepalive), self.wait)

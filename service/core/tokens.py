@@ -12,7 +12,7 @@ from typing import Optional
 from events.index import GameIndex
 from events.store import EventStore
 
-from .errors import Forbidden, NotFound, Unauthorized
+from .errors import CREDENTIAL, Forbidden, NotFound, Unauthorized
 
 TOKEN_CACHE_SIZE = 100_000
 
@@ -26,7 +26,7 @@ def new_token() -> str:
 
 
 def keyed_token(secret: bytes, game_id: str, seat: int, idempotency_key: str) -> str:
-    """The token of a claim made with an Idempotency-Key: HMAC-SHA256 of the game, the seat
+    """The token of a claim made with an idempotency key: HMAC-SHA256 of the game, the seat
     and the key under a server-held secret, so a retry is given the same token although only
     its hash is stored. Same form as `new_token` (43 URL-safe characters, 256 bits)."""
     message = f"claim-token\0{game_id}\0{seat}\0{idempotency_key}".encode()
@@ -35,7 +35,7 @@ def keyed_token(secret: bytes, game_id: str, seat: int, idempotency_key: str) ->
 
 
 def keyed_game_id(secret: bytes, idempotency_key: str) -> str:
-    """The id of a game created with an Idempotency-Key (same form as a random id: 16 hex):
+    """The id of a game created with an idempotency key (same form as a random id: 16 hex):
     a retry lands on the same game, whether or not its first reply or lobby write was lost."""
     message = f"create-game\0{idempotency_key}".encode()
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:16]
@@ -54,7 +54,7 @@ class TokenAuth:
     def authenticate(self, game_id: str, token: Optional[str]) -> int:
         """The seat a bearer token holds in this game."""
         if not token:
-            raise Unauthorized("Authorization: a Bearer seat token is required")
+            raise Unauthorized(f"{CREDENTIAL}: a seat token is required", {"field": CREDENTIAL})
         digest = token_hash(token)
         known = self._tokens.get((game_id, digest))
         if known is not None:
@@ -66,10 +66,10 @@ class TokenAuth:
             self._tokens[(game_id, digest)] = int(seat)  # a seat's token never changes hands
             return int(seat)
         if self.index.token_owner(digest) is not None:
-            raise Forbidden("Authorization: this token holds a seat in another game")
+            raise Forbidden(f"{CREDENTIAL}: this token holds a seat in another game", {"field": CREDENTIAL})
         if self.store.head(game_id)[0] == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
-        raise Unauthorized("Authorization: unknown token")
+        raise Unauthorized(f"{CREDENTIAL}: unknown token", {"field": CREDENTIAL})
 
     # --- stream tickets -----------------------------------------------------------------
     def issue_stream_ticket(self, game_id: str, seat: Optional[int]) -> dict:

@@ -9,9 +9,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..core.errors import Invalid
-from ..core.streams import NDJSON, SSE
 from ..limits import MAX_INT_DIGITS, ascii_int
-from ..streaming import open_wait, stream_body, stream_kind
+from ..streaming import NDJSON, SSE, open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
 from .context import bearer, games, viewer
