@@ -218,8 +218,26 @@ def search_budget(level: str, iterations, time_ms):
     return budget
 
 
+class GameTypeChoice(click.Choice):
+    """The hosted games, read from their declarations when the command line is parsed (so a
+    game registered after this module is imported is a choice too)."""
+
+    def __init__(self):
+        super().__init__(())
+
+    @property
+    def choices(self):
+        from projections.registry import game_types
+
+        return tuple(t.name for t in game_types())
+
+    @choices.setter
+    def choices(self, _):
+        pass  # click.Choice sets its list once; this one reads the registry instead
+
+
 @cli.command()
-@click.argument("game_type", metavar="TYPE", type=click.Choice(["speculation", "spekulation", "speculate", "big-shot"]))
+@click.argument("game_type", metavar="TYPE", type=GameTypeChoice())
 @click.option("--players", type=click.IntRange(2, 16), default=3, show_default=True, help="seats at the table, yours included")
 @click.option("--level", default="heuristic", show_default=True, help=LEVEL_HELP)
 @ITERATIONS_OPTION

@@ -184,6 +184,9 @@ class LobbySchema(Schema):
 
 class GameTypeSchema(Schema):
     name = fields.String(required=True)
+    title = fields.String(required=True, metadata={"description": "the game's name for people"})
+    drawer = fields.String(required=True, allow_none=True, metadata={
+        "description": "the web table's drawer of the game's state (an ES module, a path on this service)"})
     min_players = fields.Integer(required=True)
     max_players = fields.Integer(required=True)
     rules_version = fields.Integer(required=True, metadata={

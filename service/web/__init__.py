@@ -75,7 +75,7 @@ def words():
     if not isinstance(body, dict):
         raise Invalid("body: a JSON object is required", {"field": "body"})
     game_type = body.get("type")
-    if game_type not in render.GAMES:
+    if not isinstance(game_type, str) or game_type not in render.GAMES:
         raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
     seats = body.get("seats") if isinstance(body.get("seats"), list) else []
     viewer = body.get("viewer") if isinstance(body.get("viewer"), int) else None

@@ -101,9 +101,11 @@ export function seatLabel(seats, seat, viewer) {
   return label;
 }
 
-export const GAME_TITLES = {
-  speculation: "Speculation — the card game",
-  spekulation: "Spekulation — the stock race",
-  speculate: "Speculate — hidden objectives",
-  "big-shot": "Big Shot — district auctions",
-};
+// The hosted games as the service declares them (GET /v1/game-types, in the lobby's order, each
+// with its title and drawer): fetched once a page, so no page lists the games itself.
+let declaredTypes = null;
+export function gameTypes() {
+  declaredTypes = declaredTypes || api.gameTypes().then((r) => r.game_types)
+    .catch((err) => { declaredTypes = null; throw err; });
+  return declaredTypes;
+}

@@ -1,6 +1,6 @@
 // The lobby: create a game (type, options with their defaults, open or bot seats), claim a
 // seat, and the open, live and finished games.
-import { api, rememberSeat, seatTokens, GAME_TITLES } from "./api.js";
+import { api, rememberSeat, seatTokens, gameTypes } from "./api.js";
 import { h, replace, $ } from "./dom.js";
 import { toast, nav } from "./ui.js";
 
@@ -49,7 +49,7 @@ function seatSpec(select) {
 
 function createForm() {
   const typeSelect = h("select", { id: "new-type", name: "type" },
-    types.map((t) => h("option", { value: t.name }, GAME_TITLES[t.name] || t.name)));
+    types.map((t) => h("option", { value: t.name }, t.title)));
   const players = h("input", { id: "new-players", type: "number", name: "players", inputmode: "numeric" });
   const options = h("fieldset", { class: "options" });
   const seats = h("fieldset", { class: "seats" });
@@ -146,10 +146,15 @@ function gameRow(game) {
   links.push(h("a", { class: "button", href: `/web/games/${game.game_id}/replay` }, "Replay"));
   const result = game.result ? ` · winner: ${game.result.winners.map((w) => (game.seats[w].name || `bot ${w}`)).join(", ")}` : "";
   return h("li", { class: "game" },
-    h("div", {}, h("strong", {}, GAME_TITLES[game.type] || game.type),
+    h("div", {}, h("strong", {}, titleOf(game.type)),
       h("span", { class: "muted" }, ` · ${game.game_id} · v${game.version}${result}`)),
     h("div", { class: "muted small" }, seatsText(game)),
     h("div", { class: "actions" }, links));
+}
+
+function titleOf(name) {
+  const type = types.find((t) => t.name === name);
+  return type ? type.title : name;
 }
 
 async function list(status, title, id) {
@@ -174,13 +179,11 @@ async function loadLists() {
 async function start() {
   nav([]);
   try {
-    types = (await api.gameTypes()).game_types;
+    types = await gameTypes();           // in the lobby's order, as the service declares them
   } catch (err) {
     replace(main, h("p", { class: "error" }, `The service did not answer: ${err.message}`));
     return;
   }
-  const order = ["speculation", "spekulation", "speculate", "big-shot"];
-  types.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   replace(main, h("h1", {}, "Lobby"), h("div", { class: "lobby" }, createForm(), h("div", { id: "lists" })));
   await loadLists();
   setInterval(loadLists, 10000);

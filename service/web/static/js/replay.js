@@ -1,10 +1,10 @@
 // The replay viewer: every version stepped (slider, arrow keys), each event in words, the
 // ledger up to that step, the server's verify report and the page's own check of the export;
 // after the end every hand revealed.
-import { api, seatTokens, gameIdFromPath, GAME_TITLES } from "./api.js";
+import { api, seatTokens, gameIdFromPath } from "./api.js";
 import { h, replace, $ } from "./dom.js";
 import { toast, nav } from "./ui.js";
-import { drawers } from "./draw/index.js";
+import { gameLook } from "./draw/index.js";
 import { checkExport } from "./verify.js";
 
 const gameId = gameIdFromPath();
@@ -13,7 +13,7 @@ const tokens = seatTokens(gameId);
 const seat = Object.keys(tokens).length ? Number(Object.keys(tokens)[0]) : null;
 const main = $("#main");
 
-let summary, glossary, labels = [], words = [], ledger = { entries: [] }, at = 1, finished = false, token = null;
+let summary, glossary, look, labels = [], words = [], ledger = { entries: [] }, at = 1, finished = false, token = null;
 const els = {
   head: h("section", { class: "card" }),
   controls: h("section", { class: "card", "aria-label": "Step through the game" }),
@@ -53,7 +53,7 @@ async function go(n) {
     const replay = await api.replay(gameId, n, finished ? null : token);
     if (ticket !== pending) return;
     const view = replay.spectator || replay.view;
-    const draw = drawers[summary.type];
+    const draw = look.draw;
     const state = view.state;
     replace(els.board, state ? draw(state, { g: glossary, who, viewer: finished ? null : view.seat, view, seats: summary.seats })
       : h("p", { class: "card muted" }, "The game has not started at this step."));
@@ -135,7 +135,7 @@ async function start() {
   nav([[`/web/games/${gameId}`, "Table"]]);
   try {
     summary = await api.summary(gameId);
-    glossary = await api.glossary(summary.type);
+    [glossary, look] = await Promise.all([api.glossary(summary.type), gameLook(summary.type)]);
   } catch (err) {
     replace(main, h("p", { class: "error card" }, `No such game, or the service did not answer: ${err.message}`));
     return;
@@ -148,7 +148,7 @@ async function start() {
   const described = await api.words({ type: summary.type, seats: summary.seats, viewer, result: summary.result || undefined });
   words = await api.eventWords({ type: summary.type, seats: summary.seats, viewer }, events.events);
   labels = described.seat_labels;
-  replace(els.head, h("h1", {}, `Replay: ${GAME_TITLES[summary.type] || summary.type}`),
+  replace(els.head, h("h1", {}, `Replay: ${look.title}`),
     h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +
       (finished ? "everything disclosed (the game has ended)" : viewer !== null ? `as ${who(viewer)}` : "as a spectator")),
     described.result ? h("p", { class: "result" }, described.result) : null);

@@ -1,9 +1,9 @@
 // A game's table: what the seat (or a spectator) sees, live over the event stream, the legal
 // actions as controls, every event in words.
-import { api, seatTokens, forgetSeat, gameIdFromPath, GAME_TITLES, ApiError } from "./api.js";
+import { api, seatTokens, forgetSeat, gameIdFromPath, ApiError } from "./api.js";
 import { h, replace, $ } from "./dom.js";
 import { toast, nav } from "./ui.js";
-import { drawers } from "./draw/index.js";
+import { gameLook } from "./draw/index.js";
 import { actionControls } from "./controls.js";
 
 const gameId = gameIdFromPath();
@@ -16,6 +16,7 @@ let token = seat === null ? null : tokens[seat];
 
 let view = null;
 let glossary = {};
+let look = null;         // the game's title and drawer (draw/index.js)
 let labels = [];
 let log = [];           // [{version, text}]
 let lastVersion = 0;
@@ -67,7 +68,7 @@ function drawStatus() {
         seat !== null ? h("a", { class: "button", href: "?spectator=1" }, "Watch as spectator") : null]
       : null);
   replace(els.header,
-    h("h1", {}, GAME_TITLES[view.type] || view.type),
+    h("h1", {}, look.title),
     h("p", { class: "muted small" }, `Game ${gameId} · version ${view.version} · ${st}`),
     h("p", { class: yours ? "turn yours" : "turn" }, yours ? "Your move. " : "", line),
     view.result ? h("p", { class: "result", id: "result" }, resultText(view.result)) : null,
@@ -136,7 +137,7 @@ async function addEvents(events) {
 }
 
 function drawBoard() {
-  const draw = drawers[view.type];
+  const draw = look.draw;
   const ctx = { g: glossary, who, viewer: seat, view, seats: view.seats };
   replace(els.board, view.state ? draw(view.state, ctx) : h("p", { class: "card muted" }, "The game has not started yet."));
 }
@@ -196,7 +197,7 @@ async function start() {
   replace(main, els.header, els.actions, els.board, els.log);
   try {
     view = await fetchView();
-    glossary = await api.glossary(view.type);
+    [glossary, look] = await Promise.all([api.glossary(view.type), gameLook(view.type)]);
   } catch (err) {
     replace(main, h("p", { class: "error card" }, `No such game, or the service did not answer: ${err.message}`));
     return;
