@@ -234,7 +234,9 @@ def loan_amount(state: State, seat: int) -> int:
 
 
 def no_loan_reason(state: State, seat: int) -> Optional[str]:
-    """Why this seat may not borrow in the auction under way (None: it may, on its bidding turn)."""
+    """Why this seat may not borrow in the auction under way (None: it may, on its bidding turn).
+    The one statement of the loan rule: the `borrow` decider refuses with it, the legal
+    actions offer `borrow` when it is None, and the view shows it."""
     if state.phase != "auction":
         return "no auction under way"
     if state.passed[seat]:
@@ -429,7 +431,8 @@ evolve = evolver({
 # ---------------------------------------------------------------------------------------
 # Start
 
-def start(state: State, rng) -> list[dict]:
+def _set_up(batch: Batch, rng) -> None:
+    state = batch.state
     cubes = [c for c in COLOURS for _ in range(CUBES_PER_COLOUR)]
     for attempt in range(1, MAX_SHUFFLES + 1):
         shuffled = rng.shuffle(f"cubes/{attempt}", cubes)
@@ -439,13 +442,17 @@ def start(state: State, rng) -> list[dict]:
     else:  # pragma: no cover - probability ~0.2**1000
         raise RuntimeError("could not deal the cubes")
     dealt = rng.shuffle("colours", list(COLOURS))[:state.players]
-    return [
+    batch.extend([
         {"type": "cubes_shuffled", "spaces": spaces, "shuffles": attempt},
         {"type": "colours_dealt", "colours": dealt,
          "dummy": [c for c in COLOURS if c not in dealt]},
         {"type": "capital_dealt", "amount": START_CASH},
         {"type": "start_player_drawn", "seat": rng.below("start_player", state.players)},
-    ]
+    ])
+
+
+def start(state: State, rng) -> list[dict]:
+    return ACTIONS.start(state, rng, _set_up)
 
 
 # ---------------------------------------------------------------------------------------
@@ -465,8 +472,9 @@ def is_over(state: State) -> bool:
     return state.phase == "over"
 
 
-# Automatic follow-ups, emitted into the decision's batch (whose state is always folded up
-# to the last event emitted).
+# The automatic steps (the kernel runs them after an action until a seat must act): the
+# first die roll once the start space is chosen, the sale of a lot once nobody is left to bid,
+# the next roll (or the end of the game) once a lot is placed.
 
 def _roll(state: State, seat: int, rng) -> dict:
     value = rng.randint("die", 1, DIE_SIDES)
@@ -475,15 +483,39 @@ def _roll(state: State, seat: int, rng) -> dict:
             "auction": state.auctions + 1}
 
 
-def _close_auction(batch: Batch) -> None:
-    """The lot is sold once the auction is over (nobody left to bid)."""
+def _first_roll(batch: Batch, rng) -> None:
+    """The start player, who chose the start space, rolls first."""
+    batch.emit(_roll(batch.state, batch.state.active, rng))
+
+
+def _sell_lot(batch: Batch, rng) -> None:
+    """The auction is over (nobody left to bid): the lot goes to the high bidder, or free to the
+    active player when nobody bid."""
     state = batch.state
-    if state.phase != "auction" or state.bidder >= 0:
-        return
     free = state.high_bidder < 0
     seat = state.active if free else state.high_bidder
     batch.emit({"type": "lot_sold", "seat": seat, "price": 0 if free else state.high_bid,
                 "space": state.space, "cubes": list(state.spaces[state.space]), "free": free})
+
+
+def _after_placing(batch: Batch, rng) -> None:
+    """The lot is placed: the next player rolls, or after the last auction the game ends."""
+    state = batch.state
+    if state.auctions < NUM_SPACES:
+        batch.emit(_roll(state, _next_seat(state, state.active), rng))
+    else:
+        _end_game(batch)
+
+
+def _automatic_step(state: State):
+    phase = state.phase
+    if phase == "choose_start":
+        return _first_roll if state.promoter >= 0 else None
+    if phase == "auction":
+        return _sell_lot if state.bidder < 0 else None
+    if phase == "place":
+        return None if state.lot else _after_placing
+    return None
 
 
 def _end_game(batch: Batch) -> None:
@@ -513,26 +545,28 @@ def _end_game(batch: Batch) -> None:
 # live, that this seat is to act, and that the action fits the phase.
 
 def _choose_start_space(batch: Batch, seat: int, action: dict, rng) -> None:
-    state = batch.emit({"type": "start_space_chosen", "seat": seat, "space": action["space"]})
-    batch.emit(_roll(state, seat, rng))
+    batch.emit({"type": "start_space_chosen", "seat": seat, "space": action["space"]})
 
 
-def _borrow(state: State, seat: int, action: dict, rng) -> list[dict]:
-    if state.borrowed[seat]:
-        raise IllegalAction("you have already borrowed during this auction", field="type")
-    if sum(state.loans) >= LOAN_CARDS:
-        raise IllegalAction("the loan cards are all gone", field="type")
-    amount = loan_amount(state, seat)
-    if amount <= 0:
-        raise IllegalAction(f"a further loan would pay nothing (you hold {state.loans[seat]})",
+def _borrow(batch: Batch, seat: int, action: dict, rng) -> None:
+    state = batch.state
+    reason = no_loan_reason(state, seat)
+    if reason is not None:
+        raise IllegalAction(f"you may not borrow now: {reason} (you hold {state.loans[seat]} loans)",
                             field="type")
-    return [{"type": "borrowed", "seat": seat, "amount": amount,
-             "loans": state.loans[seat] + 1}]
+    batch.emit({"type": "borrowed", "seat": seat, "amount": loan_amount(state, seat),
+                "loans": state.loans[seat] + 1})
+
+
+def bid_range(state: State, seat: int) -> tuple[int, int]:
+    """The bids this seat may make, (lowest, highest): more than the high bid, at most its cash
+    (none when highest < lowest). Read by the decider and by the legal actions."""
+    return state.high_bid + 1, state.cash[seat]
 
 
 def _bid(batch: Batch, seat: int, action: dict, rng) -> None:
     state = batch.state
-    low, cash, amount = state.high_bid + 1, state.cash[seat], action["amount"]
+    (low, cash), amount = bid_range(state, seat), action["amount"]
     if cash < low:
         raise IllegalAction(f"you cannot outbid {state.high_bid} with {cash} in cash",
                             field="amount")
@@ -540,12 +574,10 @@ def _bid(batch: Batch, seat: int, action: dict, rng) -> None:
         raise IllegalAction(f"amount must be between {low} and {cash} (more than the high bid, "
                             f"at most your cash), got {amount}", field="amount")
     batch.emit({"type": "bid", "seat": seat, "amount": amount})
-    _close_auction(batch)
 
 
 def _pass(batch: Batch, seat: int, action: dict, rng) -> None:
     batch.emit({"type": "passed", "seat": seat})
-    _close_auction(batch)
 
 
 def _place(batch: Batch, seat: int, action: dict, rng) -> None:
@@ -561,15 +593,25 @@ def _place(batch: Batch, seat: int, action: dict, rng) -> None:
     counts = after.district_counts[d]
     if sum(counts) >= SALE_SIZE:
         sold_colour = COLOURS[majority(counts)]          # always exists with 7 cubes
-        after = batch.emit({"type": "district_sold", "district": name,
-                            "counts": _counts_dict(counts), "colour": sold_colour,
-                            "owner": owner_of_colour(after, sold_colour)})
-    if after.lot:
-        return
-    if after.auctions < NUM_SPACES:
-        batch.emit(_roll(after, _next_seat(after, after.active), rng))
-    else:
-        _end_game(batch)
+        batch.emit({"type": "district_sold", "district": name, "counts": _counts_dict(counts),
+                    "colour": sold_colour, "owner": owner_of_colour(after, sold_colour)})
+
+
+def _legal(state: State, seat: int) -> list[dict]:
+    """What a seat to act may do (the kernel's guard has checked that it is to act)."""
+    if state.phase == "choose_start":
+        return [{"type": "choose_start_space", "space": {"min": 0, "max": NUM_SPACES - 1}}]
+    if state.phase == "auction":
+        out = [{"type": "pass"}]
+        low, high = bid_range(state, seat)
+        if low <= high:
+            out.append({"type": "bid", "amount": {"min": low, "max": high}})
+        if no_loan_reason(state, seat) is None:
+            out.append({"type": "borrow"})
+        return out
+    colours = [c for c in COLOURS if c in state.lot]
+    unsold = [name for name, sold in zip(BOARD.names, state.district_closed) if not sold]
+    return [{"type": "place", "colour": c, "district": name} for c in colours for name in unsold]
 
 
 _AUCTION = frozenset({"auction"})
@@ -578,35 +620,18 @@ _AUCTION = frozenset({"auction"})
 # component names, BigShotBidAction and so on, are given by service/schemas.py).
 ACTIONS = Actions(NAME, [
     Action("choose_start_space", _choose_start_space, {"space": Int(min=0, max=NUM_SPACES - 1)},
-           phases=frozenset({"choose_start"}), batch=True, schema_name="ChooseStartSpaceSchema"),
+           phases=frozenset({"choose_start"}), schema_name="ChooseStartSpaceSchema"),
     Action("borrow", _borrow, phases=_AUCTION, schema_name="BorrowSchema"),
-    Action("bid", _bid, {"amount": Int(min=1)}, phases=_AUCTION, batch=True, schema_name="BidSchema"),
-    Action("pass", _pass, phases=_AUCTION, batch=True, schema_name="PassSchema"),
+    Action("bid", _bid, {"amount": Int(min=1)}, phases=_AUCTION, schema_name="BidSchema"),
+    Action("pass", _pass, phases=_AUCTION, schema_name="PassSchema"),
     Action("place", _place, {"colour": Choice(COLOURS), "district": Choice(BOARD.names)},
-           phases=frozenset({"place"}), batch=True, schema_name="PlaceSchema"),
+           phases=frozenset({"place"}), schema_name="PlaceSchema"),
 ], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"),
-   evolve=evolve)
+   evolve=evolve, legal=_legal, automatic=_automatic_step)
 
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
-
-
-def legal_actions(state: State, seat: int) -> list[dict]:
-    if seat not in to_act(state):
-        return []
-    if state.phase == "choose_start":
-        return [{"type": "choose_start_space", "space": {"min": 0, "max": NUM_SPACES - 1}}]
-    if state.phase == "auction":
-        out = [{"type": "pass"}]
-        if state.cash[seat] > state.high_bid:
-            out.append({"type": "bid",
-                        "amount": {"min": state.high_bid + 1, "max": state.cash[seat]}})
-        if not state.borrowed[seat] and loan_amount(state, seat) > 0:
-            out.append({"type": "borrow"})
-        return out
-    colours = [c for c in COLOURS if c in state.lot]
-    unsold = [name for name, sold in zip(BOARD.names, state.district_closed) if not sold]
-    return [{"type": "place", "colour": c, "district": name} for c in colours for name in unsold]
+legal_actions = ACTIONS.legal_actions
 
 
 # ---------------------------------------------------------------------------------------

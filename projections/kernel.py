@@ -8,6 +8,13 @@ phases it is legal in, and the small function that decides it) and gets from the
   templates fill (`projections/templates.py`);
 - the generic checks of boardgame.io's reducer, in one order for every game
   (`Actions.decide`): the shape, then game over, then whose turn, then the phase;
+- the automatic steps (a deal, a die roll, the end of an auction, ...) run after the opening
+  and after every action until some seat must act or the game is over
+  (`Actions.run_automatic`); a game says only which step is due in a state (its `automatic`
+  hook), never how the loop goes (the four games used to write that loop four ways);
+- the to-act guard of legal actions (`Actions.legal_actions`): nothing is legal for a seat
+  that is not to act or in a game that is over; a game lists only what a seat to act may do
+  (its `legal` hook);
 - a `Batch` that emits events and keeps the state folded up to the last one, so a decider
   can look at the state its own events made (the four games used to have four of these).
 
@@ -23,7 +30,8 @@ from marshmallow import Schema, fields, validate
 
 from .game import IllegalAction
 
-Decider = Callable[..., list]     # (state, seat, action, rng) -> events, or (batch, seat, action, rng) -> None
+Decider = Callable[..., Any]      # (batch, seat, action, rng) -> None, or (state, seat, action, rng) -> events
+Step = Callable[["Batch", Any], None]   # (batch, rng) -> None: emits one automatic step's events
 
 
 # --- action fields --------------------------------------------------------------------------
@@ -106,28 +114,41 @@ class Action:
     """One action type: its fields (in order), the phases it is legal in (None: any phase in
     which the seat is to act; the decider checks the rest) and its decider.
 
-    With `batch=True` the decider is `(batch, seat, action, rng) -> None` and emits into a
-    `Batch`; otherwise it is `(state, seat, action, rng) -> list[event]`."""
+    The decider is `(batch, seat, action, rng) -> None` and emits into a `Batch` (every game's
+    common case); with `batch=False` it is `(state, seat, action, rng) -> list[event]`. Either
+    way it emits only what the action itself causes: the automatic steps after it are the
+    kernel's to run."""
 
     type: str
     decide: Decider
     fields: Mapping[str, Field] = dc_field(default_factory=dict)
     phases: Optional[frozenset] = None
-    batch: bool = False
+    batch: bool = True
     schema_name: Optional[str] = None   # the OpenAPI component's name, when a game pins one
 
 
+def _no_automatic_step(state: Any) -> None:
+    return None
+
+
 class Actions:
-    """A game's table of actions, with the generic checks every game runs before its own."""
+    """A game's table of actions, with the generic checks every game runs before its own, the
+    loop of its automatic steps and the guard of its legal actions.
+
+    The game's hooks: `players`, `to_act`, `is_over`, `phase` and `evolve` read and fold its
+    state; `legal(state, seat)` lists the actions of a seat that is to act in a live game
+    (templates allowed, see projections/game.py); `automatic(state)` is the step due in that
+    state, or None when a seat must act (default: a game with no automatic steps)."""
 
     def __init__(self, game_name: str, actions: Iterable[Action], *,
                  players: Callable[[Any], int], to_act: Callable[[Any], Sequence[int]],
                  is_over: Callable[[Any], bool], phase: Callable[[Any], str],
-                 evolve: Callable[[Any, dict], Any]):
+                 evolve: Callable[[Any, dict], Any], legal: Callable[[Any, int], list],
+                 automatic: Callable[[Any], Optional[Step]] = _no_automatic_step):
         self.game_name = game_name
         self.by_type: dict[str, Action] = {a.type: a for a in actions}
         self._players, self._to_act, self._is_over, self._phase = players, to_act, is_over, phase
-        self._evolve = evolve
+        self._evolve, self._legal, self._automatic = evolve, legal, automatic
         self.schemas = {kind: _schema_for(game_name, a) for kind, a in self.by_type.items()}
 
     # The order of the checks is the platform's: what the client sent, then whether the
@@ -169,13 +190,45 @@ class Actions:
                                 field="type")
 
     def decide(self, state: Any, seat: int, action: dict, rng) -> list[dict]:
+        """The game's `decide`: the generic checks, the action's own events, then the automatic
+        steps until a seat must act."""
         spec = self.check(action)
         self.check_turn(state, seat, spec)
+        batch = Batch(state, self._evolve)
         if spec.batch:
-            batch = Batch(state, self._evolve)
             spec.decide(batch, seat, action, rng)
-            return batch.events
-        return spec.decide(state, seat, action, rng)
+        else:
+            batch.extend(spec.decide(state, seat, action, rng))
+        self.run_automatic(batch, rng)
+        return batch.events
+
+    def start(self, state: Any, rng, opening: Callable[[Batch, Any], None]) -> list[dict]:
+        """The game's `start`: the opening events (`opening(batch, rng)` emits them), then the
+        automatic steps until a seat must act."""
+        batch = Batch(state, self._evolve)
+        opening(batch, rng)
+        self.run_automatic(batch, rng)
+        return batch.events
+
+    def run_automatic(self, batch: Batch, rng) -> None:
+        """Run the automatic steps until some seat must act or the game is over. A step that
+        emits nothing would loop forever: that is a bug in the game's `automatic` hook."""
+        while not self._is_over(batch.state):
+            step = self._automatic(batch.state)
+            if step is None:
+                return
+            emitted = len(batch.events)
+            step(batch, rng)
+            if len(batch.events) == emitted:
+                raise RuntimeError(f"{self.game_name}: the automatic step {getattr(step, '__name__', step)} "
+                                   f"emitted nothing (phase {self._phase(batch.state)!r})")
+
+    def legal_actions(self, state: Any, seat: int) -> list[dict]:
+        """The game's `legal_actions`: empty unless the game is live and the seat is to act;
+        then what the game's `legal` hook lists."""
+        if self._is_over(state) or seat not in self._to_act(state):
+            return []
+        return self._legal(state, seat)
 
 
 def _schema_for(game_name: str, spec: Action) -> type[Schema]:
@@ -209,6 +262,16 @@ class Batch:
         for event in events:
             self.emit(event)
         return self.state
+
+
+def emitting(make: Callable[[Any, Any], dict]) -> Step:
+    """The step that emits the one event `make(state, rng)` returns (most automatic steps)."""
+
+    def step(batch: Batch, rng) -> None:
+        batch.emit(make(batch.state, rng))
+
+    step.__name__ = getattr(make, "__name__", "step")
+    return step
 
 
 def fold_events(state: Any, events: Iterable[dict], evolve: Callable[[Any, dict], Any]) -> Any:

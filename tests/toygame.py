@@ -101,19 +101,37 @@ def start(state: State, rng) -> list[dict]:
     return [{"type": "staked", "chips": STARTING_CHIPS}, _deal(rng, "deal", state.seats)]
 
 
+def _has_bet(state: State, seat: int) -> bool:
+    """The one statement of who may bet: a seat that has not bet this round. The decider and
+    the legal actions both read it."""
+    return state.bets[seat] is not None
+
+
 def _bet(batch: Batch, seat: int, action: dict, rng) -> None:
-    if batch.state.bets[seat] is not None:
+    if _has_bet(batch.state, seat):
         raise IllegalAction("this seat has already bet this round", code="not_your_turn")
     batch.emit({"type": "bet", "seat": seat, "amount": action["amount"]})
-    state = batch.state                       # folded: this seat's bet is in it
-    if all(b is not None for b in state.bets):
-        totals = [c + b for c, b in zip(state.cards, state.bets)]
-        best = max(totals)
-        winners = [s for s, t in enumerate(totals) if t == best]
-        batch.emit({"type": "shown", "cards": list(state.cards), "bets": list(state.bets),
-                    "winner": winners[0] if len(winners) == 1 else None})
-        if not batch.state.over:
-            batch.emit(_deal(rng, "deal", state.seats))
+
+
+def _legal(state: State, seat: int) -> list[dict]:
+    return [] if _has_bet(state, seat) else [{"type": "bet", "amount": {"min": 0, "max": MAX_BET}}]
+
+
+def _show(batch: Batch, rng) -> None:
+    """Every seat has bet: the cards and bets are shown, then the next round is dealt."""
+    state = batch.state
+    totals = [c + b for c, b in zip(state.cards, state.bets)]
+    best = max(totals)
+    winners = [s for s, t in enumerate(totals) if t == best]
+    batch.emit({"type": "shown", "cards": list(state.cards), "bets": list(state.bets),
+                "winner": winners[0] if len(winners) == 1 else None})
+    if not batch.state.over:
+        batch.emit(_deal(rng, "deal", state.seats))
+
+
+def _automatic_step(state: State):
+    """The show is due once every seat has bet (the kernel runs it after the last bet)."""
+    return _show if state.bets and all(b is not None for b in state.bets) else None
 
 
 def _betting(state: State) -> list[int]:
@@ -123,15 +141,13 @@ def _betting(state: State) -> list[int]:
 
 
 ACTIONS = Actions(NAME, [
-    Action("bet", _bet, {"amount": Int(min=0, max=MAX_BET)}, batch=True, schema_name="BetSchema"),
-], players=lambda s: s.seats, to_act=_betting, is_over=is_over, phase=lambda s: "betting", evolve=evolve)
+    Action("bet", _bet, {"amount": Int(min=0, max=MAX_BET)}, schema_name="BetSchema"),
+], players=lambda s: s.seats, to_act=_betting, is_over=is_over, phase=lambda s: "betting", evolve=evolve,
+   legal=_legal, automatic=_automatic_step)
 
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
-
-
-def legal_actions(state: State, seat: int) -> list[dict]:
-    return [{"type": "bet", "amount": {"min": 0, "max": MAX_BET}}] if seat in to_act(state) else []
+legal_actions = ACTIONS.legal_actions
 
 
 # --- view, redact, result --------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Speculate's rules: the options, the opening, and one decider per action type, declared in
-one action table (its fields, the phases it is legal in); then the legal actions.
+"""Speculate's rules: the options, the opening, one decider per action type and the automatic
+steps between actions, declared in one action table (its fields, the phases it is legal in,
+the legal actions, the step due in each state).
 
 Flow of a turn (phases a seat acts in: event1, trade, respond, event2, pay):
   turn_started, fee_paid | fee_deferred
@@ -13,12 +14,15 @@ Flow of a turn (phases a seat acts in: event1, trade, respond, event2, pay):
 
 The kernel checks an action's shape (by the fields declared here), that the game is not
 over, that the seat is to act and that the phase allows the action; a decider checks only
-what depends on the state, and emits into a `kernel.Batch` that folds as it goes.
+what depends on the state, and emits into a `kernel.Batch` that folds as it goes. After the
+opening and after every action the kernel runs the automatic steps (the first turn, the bank's
+fill, the objective check, one reward at a time, the next turn) until a seat must act.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Optional
 
 from marshmallow import RAISE, Schema, fields, validate
 
@@ -57,10 +61,10 @@ def _build_objective_decks(rng, targets: dict[int, tuple[int, ...]]) -> list[lis
     return decks
 
 
-def start(state: State, rng) -> list[dict]:
+def _set_up(b: Batch, rng) -> None:
+    state = b.state
     n = state.players
     eco = economy(n, state.rules_version)
-    b = Batch(state, evolve)
     deck = rng.shuffle("event_deck", list(EVENT_CARDS_TUPLE))
     start_player = rng.below("start_player", n)
     b.emit({"type": "game_started", "players": n, "rounds": state.rounds, "start_player": start_player,
@@ -71,11 +75,13 @@ def start(state: State, rng) -> list[dict]:
         b.emit({"type": "cards_dealt", "seat": seat, "cards": list(b.state.event_deck[:HAND_SIZE])})
     for seat in range(n):
         b.emit({"type": "objective_dealt", "seat": seat, "level": 1, "objective": b.state.objective_decks[0][0]})
-    _begin_turn(b, start_player, 1)
-    return b.events
 
 
-# --- turns -------------------------------------------------------------------------------------
+def start(state: State, rng) -> list[dict]:
+    return ACTIONS.start(state, rng, _set_up)        # then the first turn, an automatic step
+
+
+# --- turns (automatic steps: the kernel runs them until a seat must act) ----------------------
 
 def _begin_turn(b: Batch, seat: int, round_no: int) -> None:
     s = b.state
@@ -86,7 +92,11 @@ def _begin_turn(b: Batch, seat: int, round_no: int) -> None:
         b.emit({"type": "fee_deferred", "seat": seat, "due": LATE_FEE})
 
 
-def _next_turn(b: Batch) -> None:
+def _first_turn(b: Batch, rng) -> None:
+    _begin_turn(b, b.state.start_player, 1)
+
+
+def _next_turn(b: Batch, rng=None) -> None:
     s = b.state
     if sum(s.alive) <= 1:
         b.emit({"type": "game_ended", "reason": "last_player"})
@@ -143,43 +153,47 @@ def _play_event(b: Batch, seat: int, action: dict, rng) -> None:
         old = b.state.prices[share]
         new = min(PRICE_MAX, max(PRICE_MIN, old + move))
         b.emit({"type": "price_moved", "share": SHARES[share], "delta": new - old, "price": new})
-    _draw(b, seat, rng)
-    if second:
-        _end_of_turn(b)
+    _draw(b, seat, rng)       # after the second event card: the objective check (phase check)
 
 
 # --- objectives and rewards --------------------------------------------------------------------
 
-def _end_of_turn(b: Batch) -> None:
+def _end_of_turn(b: Batch, rng) -> None:
+    """After the second event card: the objective met opens the rewards, else the next turn."""
     s = b.state
     seat = s.active
     if objective_met(s, seat):
         oid = s.objectives[seat]
         b.emit({"type": "objective_met", "seat": seat, "objective": oid, "level": parse_objective(oid)[0]})
-        _collect_rewards(b)
     else:
         _next_turn(b)
 
 
-def _collect_rewards(b: Batch) -> None:
-    """Pay the achiever: each other player in turn, then the bank; then the next objective."""
-    while b.state.reward_queue:
-        s = b.state
+def _payment_chosen(s: State) -> bool:
+    """In the pay phase: whether the payer's choices so far make a whole payment."""
+    return payment_plan(s.prices, s.shares[s.reward_queue[0]], s.pay_prefix)[0] is not None
+
+
+def _collect_reward(b: Batch, rng) -> None:
+    """Pay the achiever one reward: the next other player's (money, every share, or the set of
+    shares the payer chose, who is asked first), or, once they have all paid, the bank's and
+    the next objective."""
+    s = b.state
+    if s.reward_queue:
         payer, to = s.reward_queue[0], s.reward_to
         if s.money[payer] >= REWARD_EACH:
             b.emit({"type": "reward_paid", "payer": payer, "to": to, "money": REWARD_EACH, "shares": {}})
-            continue
+            return
         held = s.shares[payer]
         if value(s, payer) < REWARD_SHARES_VALUE:
             b.emit({"type": "reward_paid", "payer": payer, "to": to, "money": 0, "shares": shares_json(held)})
-            continue
+            return
         counts, _, _, _ = payment_plan(s.prices, held, s.pay_prefix or ())
-        if counts is None:
-            if s.phase != "pay":
-                b.emit({"type": "share_payment_due", "seat": payer, "to": to, "value": REWARD_SHARES_VALUE})
+        if counts is None:          # the payer chooses (the pay phase)
+            b.emit({"type": "share_payment_due", "seat": payer, "to": to, "value": REWARD_SHARES_VALUE})
             return
         b.emit({"type": "reward_paid", "payer": payer, "to": to, "money": 0, "shares": shares_json(counts)})
-    s = b.state
+        return
     to = s.reward_to
     reward = economy(s.players, s.rules_version).reward_from_bank
     b.emit({"type": "reward_paid", "payer": None, "to": to, "money": min(reward, s.bank_money), "shares": {}})
@@ -187,7 +201,6 @@ def _collect_rewards(b: Batch) -> None:
     if level <= LEVELS and b.state.objective_decks[level - 1]:
         b.emit({"type": "objective_dealt", "seat": to, "level": level,
                 "objective": b.state.objective_decks[level - 1][0]})
-    _next_turn(b)
 
 
 def _give_shares(b: Batch, seat: int, action: dict, rng) -> None:
@@ -203,18 +216,26 @@ def _give_shares(b: Batch, seat: int, action: dict, rng) -> None:
     decided = prefix + (action["count"],)
     b.emit({"type": "payment_chosen", "seat": seat, "share": SHARES[t], "count": action["count"],
             "decided": {SHARES[i]: c for i, c in enumerate(decided)}})
-    _collect_rewards(b)
 
 
 # --- trading -----------------------------------------------------------------------------------
 
+def _announcement_refusal(s: State, share: int) -> Optional[IllegalAction]:
+    """Why no announcement may name this share type now (None: one may). The one statement of
+    the rule: the deciders raise it, the legal actions leave the type out."""
+    if s.announcements >= MAX_ANNOUNCEMENTS:
+        return IllegalAction(f"no announcement left this turn (at most {MAX_ANNOUNCEMENTS})")
+    if not type_allowed(s, share):
+        return IllegalAction(f"on a first turn announcements may name at most {FIRST_TURN_TYPES} share types "
+                             f"(already: {', '.join(SHARES[t] for t in s.traded_types)})", field="share")
+    return None
+
+
 def _check_announcement(s: State, action: dict) -> int:
     share = SHARE_INDEX[action["share"]]
-    if s.announcements >= MAX_ANNOUNCEMENTS:
-        raise IllegalAction(f"no announcement left this turn (at most {MAX_ANNOUNCEMENTS})")
-    if not type_allowed(s, share):
-        raise IllegalAction(f"on a first turn announcements may name at most {FIRST_TURN_TYPES} share types "
-                            f"(already: {', '.join(SHARES[t] for t in s.traded_types)})", field="share")
+    refusal = _announcement_refusal(s, share)
+    if refusal is not None:
+        raise refusal
     return share
 
 
@@ -248,14 +269,11 @@ def _sell(b: Batch, seat: int, action: dict, rng) -> None:
 
 def _announce(b: Batch, seat: int, side: str, share: int, count: int) -> None:
     b.emit({"type": "announced", "seat": seat, "side": side, "share": SHARES[share], "count": count})
-    _run_offer(b)
 
 
-def _run_offer(b: Batch) -> None:
-    """After a response: wait for the next responder, or let the bank fill and close."""
+def _close_offer(b: Batch, rng) -> None:
+    """Nobody left to respond: the bank fills what it can, and the announcement closes."""
     offer = b.state.offer
-    if offer.responder is not None:
-        return
     if offer.remaining:
         count, unit = bank_fill(b.state, offer.side, offer.share, offer.remaining)
         if count:
@@ -280,7 +298,6 @@ def _respond(b: Batch, seat: int, action: dict, rng) -> None:
         seller, buyer = (seat, offer.announcer) if offer.side == "buy" else (offer.announcer, seat)
         b.emit({"type": "traded", "share": SHARES[offer.share], "count": count,
                 "unit_price": s.prices[offer.share], "seller": seller, "buyer": buyer})
-    _run_offer(b)
 
 
 def _end_trading(b: Batch, seat: int, action: dict, rng) -> None:
@@ -293,33 +310,31 @@ def _end_trading(b: Batch, seat: int, action: dict, rng) -> None:
         return
     b.emit({"type": "bankrupt", "seat": seat, "money": s.money[seat], "shares": shares_json(s.shares[seat]),
             "cards": list(s.hands[seat])})
-    _next_turn(b)
 
 
-# --- the action table --------------------------------------------------------------------------
+# --- the automatic step due in each state ------------------------------------------------------
 
-SHARE_FIELD = Choice(SHARES)
+_STEP_OF_PHASE = {"started": _first_turn, "check": _end_of_turn, "reward": _collect_reward,
+                  "turn_over": _next_turn}
 
-ACTIONS = Actions(NAME, [
-    Action("play_event", _play_event, {"card": Choice(tuple(sorted(CARDS)))},
-           phases=frozenset({"event1", "event2"}), batch=True),
-    Action("buy", _buy, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
-    Action("sell", _sell, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"}), batch=True),
-    Action("end_trading", _end_trading, {}, phases=frozenset({"trade"}), batch=True),
-    Action("respond", _respond, {"count": Int(min=0)}, phases=frozenset({"respond"}), batch=True),
-    Action("give_shares", _give_shares, {"share": SHARE_FIELD, "count": Int(min=0)}, phases=frozenset({"pay"}),
-           batch=True),
-], players=lambda s: s.players, to_act=to_act, is_over=is_over, phase=lambda s: s.phase, evolve=evolve)
 
-decide = ACTIONS.decide
-ACTION_SCHEMAS = ACTIONS.schemas
+def _automatic_step(s: State):
+    """The step due in this state; None: a seat must act (or the game is over). The phases
+    started, check, reward and turn_over exist only inside a batch; respond and pay go on by
+    themselves once nobody is left to respond or the payer's choice is whole."""
+    phase = s.phase
+    if phase == "respond":
+        return _close_offer if s.offer.responder is None else None
+    if phase == "pay":
+        return _collect_reward if _payment_chosen(s) else None
+    return _STEP_OF_PHASE.get(phase)
 
 
 # --- legal actions -----------------------------------------------------------------------------
 
-def legal_actions(state: State, seat: int) -> list[dict]:
-    if seat not in to_act(state):
-        return []
+def _legal(state: State, seat: int) -> list[dict]:
+    """What a seat to act may do (the kernel's guard has checked that it is to act). Each count's
+    range is the one its decider checks: capacity, buy_limit, the holding, the payment plan."""
     phase = state.phase
     if phase in ("event1", "event2"):
         return [{"type": "play_event", "card": card} for card in sorted(set(state.hands[seat]))]
@@ -329,15 +344,34 @@ def legal_actions(state: State, seat: int) -> list[dict]:
         _, t, options, _ = payment_plan(state.prices, state.shares[seat], state.pay_prefix)
         return [{"type": "give_shares", "share": SHARES[t], "count": c} for c in options]
     out = []
-    if state.announcements < MAX_ANNOUNCEMENTS:
-        for t, name in enumerate(SHARES):
-            if not type_allowed(state, t):
-                continue
-            limit = buy_limit(state, seat, t)
-            if limit > 0:
-                out.append({"type": "buy", "share": name, "count": {"min": 1, "max": limit}})
-            held = state.shares[seat][t]
-            if held and sell_fillable(state, seat, t):
-                out.append({"type": "sell", "share": name, "count": {"min": 1, "max": held}})
+    for t, name in enumerate(SHARES):
+        if _announcement_refusal(state, t) is not None:
+            continue
+        limit = buy_limit(state, seat, t)
+        if limit > 0:
+            out.append({"type": "buy", "share": name, "count": {"min": 1, "max": limit}})
+        held = state.shares[seat][t]
+        if held and sell_fillable(state, seat, t):
+            out.append({"type": "sell", "share": name, "count": {"min": 1, "max": held}})
     out.append({"type": "end_trading"})
     return out
+
+
+# --- the action table --------------------------------------------------------------------------
+
+SHARE_FIELD = Choice(SHARES)
+
+ACTIONS = Actions(NAME, [
+    Action("play_event", _play_event, {"card": Choice(tuple(sorted(CARDS)))},
+           phases=frozenset({"event1", "event2"})),
+    Action("buy", _buy, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"})),
+    Action("sell", _sell, {"share": SHARE_FIELD, "count": Int(min=1)}, phases=frozenset({"trade"})),
+    Action("end_trading", _end_trading, {}, phases=frozenset({"trade"})),
+    Action("respond", _respond, {"count": Int(min=0)}, phases=frozenset({"respond"})),
+    Action("give_shares", _give_shares, {"share": SHARE_FIELD, "count": Int(min=0)}, phases=frozenset({"pay"})),
+], players=lambda s: s.players, to_act=to_act, is_over=is_over, phase=lambda s: s.phase, evolve=evolve,
+   legal=_legal, automatic=_automatic_step)
+
+decide = ACTIONS.decide
+ACTION_SCHEMAS = ACTIONS.schemas
+legal_actions = ACTIONS.legal_actions

@@ -26,7 +26,7 @@ from typing import Any, Optional
 from marshmallow import RAISE, Schema, fields, validate
 
 from projections.game import IllegalAction, check_rules_version, replace, rules_version_field
-from projections.kernel import Action, Actions, Batch, Int, StrictBoolean, evolver
+from projections.kernel import Action, Actions, Batch, Int, StrictBoolean, emitting, evolver
 
 NAME = "speculation"
 # 2: the default stack is 2.5 x players x ante (rounded up); `ante` given alone is the
@@ -519,27 +519,27 @@ def _auto_settle(state: State, rng) -> dict:
             "card": CODES[state.best], "amount": state.pot, "reason": "dead_hand"}
 
 
-AUTOMATIC = {PREDEAL: _auto_predeal, SHUFFLE: _auto_shuffle, TURNUP: _auto_turn_up,
-             DEAD_REVEAL: _auto_dead_reveal, SETTLE: _auto_settle}
+# One automatic phase, one event; the kernel runs them until a player must act.
+AUTOMATIC = {PREDEAL: emitting(_auto_predeal), SHUFFLE: emitting(_auto_shuffle),
+             TURNUP: emitting(_auto_turn_up), DEAD_REVEAL: emitting(_auto_dead_reveal),
+             SETTLE: emitting(_auto_settle)}
 
 
-def _emit_and_follow(batch: Batch, event: dict, rng) -> None:
-    """Emit the event, then the automatic events after it, until a player must act (or the
-    session is over)."""
-    state = batch.emit(event)
-    while state.phase in AUTO_PHASES:
-        state = batch.emit(AUTOMATIC[state.phase](state, rng))
+def _automatic_step(state: State):
+    return AUTOMATIC.get(state.phase)
 
 
 # --------------------------------------------------------------------------- start / decide
 
-def start(state: State, rng) -> list[dict]:
-    cfg = state.cfg
+def _open_session(batch: Batch, rng) -> None:
+    cfg = batch.state.cfg
     first = rng.below("first_dealer", cfg.n)
-    batch = Batch(state, evolve)
-    _emit_and_follow(batch, {"type": "session_started", "players": cfg.n, "first_dealer": first,
-                             "starting_chips": cfg.starting_chips}, rng)
-    return batch.events
+    batch.emit({"type": "session_started", "players": cfg.n, "first_dealer": first,
+                "starting_chips": cfg.starting_chips})
+
+
+def start(state: State, rng) -> list[dict]:
+    return ACTIONS.start(state, rng, _open_session)
 
 
 def to_act(state: State) -> list[int]:
@@ -558,19 +558,25 @@ def _reveal(batch: Batch, seat: int, action: dict, rng) -> None:
     bonus = 0
     if state.cfg.jack_five_bonus and card % 13 in (JACK, FIVE) and state.chips[seat] > 0:
         bonus = 1
-    _emit_and_follow(batch, {"type": "reveal", "seat": seat, "card": CODES[card], "bonus": bonus}, rng)
+    batch.emit({"type": "reveal", "seat": seat, "card": CODES[card], "bonus": bonus})
 
 
 def _offer(batch: Batch, seat: int, action: dict, rng) -> None:
-    _emit_and_follow(batch, {"type": "offer", "seat": seat, "card": CODES[batch.state.best]}, rng)
+    batch.emit({"type": "offer", "seat": seat, "card": CODES[batch.state.best]})
+
+
+def bid_range(state: State, seat: int) -> tuple[int, int]:
+    """The bids this seat may make now, (lowest, highest): the one statement of the rule, read
+    by the decider and by the legal actions."""
+    return state.high + 1, max_bid(state, seat)
 
 
 def _bid(batch: Batch, seat: int, action: dict, rng) -> None:
     amount = action["amount"]
-    low, high = batch.state.high + 1, max_bid(batch.state, seat)
+    low, high = bid_range(batch.state, seat)
     if not low <= amount <= high:
         raise IllegalAction(f"'amount' must be between {low} and {high}", field="amount")
-    _emit_and_follow(batch, {"type": "bid", "seat": seat, "amount": amount}, rng)
+    batch.emit({"type": "bid", "seat": seat, "amount": amount})
 
 
 def _accept(batch: Batch, seat: int, action: dict, rng) -> None:
@@ -579,30 +585,40 @@ def _accept(batch: Batch, seat: int, action: dict, rng) -> None:
              "price": state.high}
     if state.kind == KIND_TRUMP:
         event["card"] = CODES[state.best]
-    _emit_and_follow(batch, event, rng)
+    batch.emit(event)
 
 
 def _as_event(batch: Batch, seat: int, action: dict, rng) -> None:
     """keep, pass, decline, keep_blind, offer_blind: the event is the action and the seat."""
-    _emit_and_follow(batch, {"type": action["type"], "seat": seat}, rng)
+    batch.emit({"type": action["type"], "seat": seat})
 
 
 def _in(phase: str) -> frozenset:
     return frozenset((phase,))
 
 
+def _legal(state: State, seat: int) -> list[dict]:
+    """What the actor may do (the kernel's guard has checked that `seat` is the actor)."""
+    phase = state.phase
+    if phase == BIDDING:
+        low, high = bid_range(state, seat)
+        return [{"type": "bid", "amount": {"min": low, "max": high}}, {"type": "pass"}]
+    return [{"type": kind} for kind in PHASE_ACTIONS[phase]]
+
+
 # The OpenAPI components keep the names of the schema classes this table replaced.
 ACTIONS = Actions(NAME, [
-    Action("reveal", _reveal, phases=_in(REVEAL), batch=True, schema_name="RevealAction"),
-    Action("keep", _as_event, phases=_in(SALE), batch=True, schema_name="KeepAction"),
-    Action("offer", _offer, phases=_in(SALE), batch=True, schema_name="OfferAction"),
-    Action("bid", _bid, {"amount": Int(min=1)}, phases=_in(BIDDING), batch=True, schema_name="BidAction"),
-    Action("pass", _as_event, phases=_in(BIDDING), batch=True, schema_name="PassAction"),
-    Action("accept", _accept, phases=_in(CLOSE), batch=True, schema_name="AcceptAction"),
-    Action("decline", _as_event, phases=_in(CLOSE), batch=True, schema_name="DeclineAction"),
-    Action("keep_blind", _as_event, phases=_in(BLIND), batch=True, schema_name="KeepBlindAction"),
-    Action("offer_blind", _as_event, phases=_in(BLIND), batch=True, schema_name="OfferBlindAction"),
-], players=attrgetter("cfg.n"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve)
+    Action("reveal", _reveal, phases=_in(REVEAL), schema_name="RevealAction"),
+    Action("keep", _as_event, phases=_in(SALE), schema_name="KeepAction"),
+    Action("offer", _offer, phases=_in(SALE), schema_name="OfferAction"),
+    Action("bid", _bid, {"amount": Int(min=1)}, phases=_in(BIDDING), schema_name="BidAction"),
+    Action("pass", _as_event, phases=_in(BIDDING), schema_name="PassAction"),
+    Action("accept", _accept, phases=_in(CLOSE), schema_name="AcceptAction"),
+    Action("decline", _as_event, phases=_in(CLOSE), schema_name="DeclineAction"),
+    Action("keep_blind", _as_event, phases=_in(BLIND), schema_name="KeepBlindAction"),
+    Action("offer_blind", _as_event, phases=_in(BLIND), schema_name="OfferBlindAction"),
+], players=attrgetter("cfg.n"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve,
+   legal=_legal, automatic=_automatic_step)
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
 PHASE_ACTIONS = {phase: tuple(kind for kind, spec in ACTIONS.by_type.items() if phase in spec.phases)
@@ -611,14 +627,7 @@ PHASE_ACTIONS = {phase: tuple(kind for kind, spec in ACTIONS.by_type.items() if 
 
 # --------------------------------------------------------------------------- legal actions / result
 
-def legal_actions(state: State, seat: int) -> list[dict]:
-    phase = state.phase
-    if seat != state.actor or phase not in PHASE_ACTIONS:
-        return []
-    if phase == BIDDING:
-        return [{"type": "bid", "amount": {"min": state.high + 1, "max": max_bid(state, seat)}},
-                {"type": "pass"}]
-    return [{"type": kind} for kind in PHASE_ACTIONS[phase]]
+legal_actions = ACTIONS.legal_actions
 
 
 def result(state: State) -> dict:

@@ -334,10 +334,10 @@ evolve = evolver({
 
 
 # ---------------------------------------------------------------------------------------
-# Start and the automatic steps
+# Start and the automatic steps (the kernel runs them until a seat must act)
 
-def start(state: State, rng) -> list[dict]:
-    batch = Batch(state, evolve)
+def _set_up(batch: Batch, rng) -> None:
+    state = batch.state
     n = state.players
     batch.emit({"type": "start_player_drawn", "seat": rng.below("start_player", n)})
     batch.emit({"type": "supply_filled", "count": n - 1})
@@ -345,8 +345,10 @@ def start(state: State, rng) -> list[dict]:
     if state.edition == "tiles":
         drawn = rng.shuffle("share_bag", list(COMPANIES))[:n]
         batch.emit({"type": "shares_drawn", "shares": drawn})
-    _continue(batch, rng)
-    return batch.events
+
+
+def start(state: State, rng) -> list[dict]:
+    return ACTIONS.start(state, rng, _set_up)
 
 
 def _draw_cards(batch: Batch, seat: int, count: int) -> None:
@@ -414,97 +416,132 @@ def _resolve(batch: Batch, rng) -> None:
         _start_turn(batch)
 
 
-def _start_turn(batch: Batch) -> None:
+def _start_turn(batch: Batch, rng=None) -> None:
     s = batch.state
     seat = s.start_player if s.turn == 0 else (s.active + 1) % s.players
     batch.emit({"type": "turn_started", "seat": seat, "turn": s.turn + 1})
 
 
-def _continue(batch: Batch, rng) -> None:
-    """Run the automatic steps until some seat must act (or the game is over)."""
-    while True:
-        s = batch.state
-        phase = s.phase
-        if phase == "deal":
-            for seat in range(s.players):
-                _shuffle_deck(batch, rng, seat)
-        elif phase == "next_turn":
-            _start_turn(batch)
-        elif phase == "action":
-            if s.turn == 1:
-                batch.emit({"type": "first_turn_trade"})
-            elif s.edition == "dice":
-                batch.emit({"type": "symbol_rolled", "face": SYMBOL_FACES[rng.below(f"symbol:{s.turn}", 6)]})
-            else:
-                bag = s.action_bag
-                batch.emit({"type": "action_tile_drawn", "tile": bag[rng.below(f"action_tile:{s.turn}", len(bag))]})
-            if dice_rolled_together(s):     # both dice together (on turn 1 the symbol is set to H)
-                batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
-        elif phase == "rank_move" and not rank_move_candidates(s, s.action):
-            batch.emit({"type": "rank_move_skipped", "direction": s.action})
-        elif phase == "movement":
-            if s.edition == "dice":
-                batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
-            else:
-                bag = s.move_bag
-                batch.emit({"type": "move_tile_drawn", "number": bag[rng.below(f"move_tile:{s.turn}", len(bag))]})
-        elif phase == "resolve":
-            _resolve(batch, rng)
-        else:
-            return
+def _deal_hands(batch: Batch, rng) -> None:
+    for seat in range(batch.state.players):
+        _shuffle_deck(batch, rng, seat)
+
+
+def _draw_action(batch: Batch, rng) -> None:
+    """Step 1 of a turn: the action (and, version 2 dice, the number rolled with it)."""
+    s = batch.state
+    if s.turn == 1:
+        batch.emit({"type": "first_turn_trade"})
+    elif s.edition == "dice":
+        batch.emit({"type": "symbol_rolled", "face": SYMBOL_FACES[rng.below(f"symbol:{s.turn}", 6)]})
+    else:
+        bag = s.action_bag
+        batch.emit({"type": "action_tile_drawn", "tile": bag[rng.below(f"action_tile:{s.turn}", len(bag))]})
+    if dice_rolled_together(s):     # both dice together (on turn 1 the symbol is set to H)
+        batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
+
+
+def _skip_rank_move(batch: Batch, rng) -> None:
+    batch.emit({"type": "rank_move_skipped", "direction": batch.state.action})
+
+
+def _draw_number(batch: Batch, rng) -> None:
+    s = batch.state
+    if s.edition == "dice":
+        batch.emit({"type": "number_rolled", "number": rng.randint(f"number:{s.turn}", 1, 6)})
+    else:
+        bag = s.move_bag
+        batch.emit({"type": "move_tile_drawn", "number": bag[rng.below(f"move_tile:{s.turn}", len(bag))]})
+
+
+def _reveal_cards(batch: Batch, rng) -> None:
+    batch.emit({"type": "cards_revealed", "cards": list(batch.state.commits)})
+
+
+_STEP_OF_PHASE = {"deal": _deal_hands, "next_turn": _start_turn, "action": _draw_action,
+                  "movement": _draw_number, "resolve": _resolve}
+
+
+def _automatic_step(s: State):
+    """The step due in this state (None: some seat must act, or the game is over). A rank move
+    no company can make is skipped; the cards are revealed once every seat has committed."""
+    phase = s.phase
+    if phase == "rank_move":
+        return None if rank_move_candidates(s, s.action) else _skip_rank_move
+    if phase == "commit":
+        return _reveal_cards if None not in s.commits else None
+    return _STEP_OF_PHASE.get(phase)
 
 
 # ---------------------------------------------------------------------------------------
 # Decide: one function per action; the generic checks (shape, game over, turn, phase) are
-# the kernel's, the deciders check what depends on the state
+# the kernel's, the automatic steps after an action too. What depends on the state is
+# decided once, by a `_..._refusal` (None: allowed, else why not) that the decider raises
+# and the legal actions filter by.
+
+def _choice_refusal(state: State, c: int) -> Optional[str]:
+    if any(state.shares[s][c] for s in range(state.players)):
+        return f"somebody already has a {COMPANIES[c]} share: choose another company"
+    return None
+
+
+def _buy_refusal(state: State, seat: int, c: int, p: int) -> Optional[str]:
+    """Why `seat` may not buy company c at price p now (None: it may)."""
+    if state.supply[c] <= 0:
+        return f"no {COMPANIES[c]} share left in the supply"
+    if p > state.money[seat]:
+        return f"a {COMPANIES[c]} share costs {p}, you have {state.money[seat]}"
+    return None
+
+
+def _sell_refusal(state: State, seat: int, c: int, p: int) -> Optional[str]:
+    """Why `seat` may not sell company c at price p now (None: it may; a negative price costs)."""
+    if state.shares[seat][c] <= 0:
+        return f"you hold no {COMPANIES[c]} share"
+    if -p > state.money[seat]:
+        return f"selling {COMPANIES[c]} at {p} costs {-p}, you have {state.money[seat]}"
+    return None
+
+
+def _refuse(reason: Optional[str], field: str) -> None:
+    if reason is not None:
+        raise IllegalAction(reason, field=field)
+
 
 def _choose_share(batch: Batch, seat: int, action: dict, rng) -> None:
-    state, name = batch.state, action["company"]
-    c = COMPANY_INDEX[name]
-    if any(state.shares[s][c] for s in range(state.players)):
-        raise IllegalAction(f"somebody already has a {name} share: choose another company", field="company")
+    name = action["company"]
+    _refuse(_choice_refusal(batch.state, COMPANY_INDEX[name]), "company")
     batch.emit({"type": "share_chosen", "seat": seat, "company": name})
-    _continue(batch, rng)
 
 
 def _buy(batch: Batch, seat: int, action: dict, rng) -> None:
     state, name = batch.state, action["company"]
     c = COMPANY_INDEX[name]
-    if state.supply[c] <= 0:
-        raise IllegalAction(f"no {name} share left in the supply", field="company")
     p = price(state, c)
-    if p > state.money[seat]:
-        raise IllegalAction(f"a {name} share costs {p}, you have {state.money[seat]}", field="company")
+    _refuse(_buy_refusal(state, seat, c, p), "company")
     batch.emit({"type": "share_bought", "seat": seat, "company": name, "price": p})
-    _continue(batch, rng)
 
 
 def _sell(batch: Batch, seat: int, action: dict, rng) -> None:
     state, name = batch.state, action["company"]
     c = COMPANY_INDEX[name]
-    if state.shares[seat][c] <= 0:
-        raise IllegalAction(f"you hold no {name} share", field="company")
     p = price(state, c)
-    if -p > state.money[seat]:
-        raise IllegalAction(f"selling {name} at {p} costs {-p}, you have {state.money[seat]}", field="company")
+    _refuse(_sell_refusal(state, seat, c, p), "company")
     batch.emit({"type": "share_sold", "seat": seat, "company": name, "price": p})
-    _continue(batch, rng)
 
 
 def _pass(batch: Batch, seat: int, action: dict, rng) -> None:
     batch.emit({"type": "trade_passed", "seat": seat})
-    _continue(batch, rng)
 
 
 def _rank_move(batch: Batch, seat: int, action: dict, rng) -> None:
     state, name = batch.state, action["company"]
     c = COMPANY_INDEX[name]
-    target = rank_move_target(state, c, state.action)
+    target = rank_move_target(state, c, state.action)     # rank_move_candidates reads the same
     if target is None:
         raise IllegalAction(f"{name} may not move {state.action} rank now", field="company")
     batch.emit({"type": "rank_moved", "seat": seat, "company": name, "direction": state.action,
                 "from": state.positions[c], "to": target})
-    _continue(batch, rng)
 
 
 def _play(batch: Batch, seat: int, action: dict, rng) -> None:
@@ -512,48 +549,21 @@ def _play(batch: Batch, seat: int, action: dict, rng) -> None:
     if card not in batch.state.hands[seat]:
         raise IllegalAction(f"card {card!r} is not in your hand", field="card")
     batch.emit({"type": "card_committed", "seat": seat, "card": card})
-    if all(c is not None for c in batch.state.commits):
-        batch.emit({"type": "cards_revealed", "cards": list(batch.state.commits)})
-    _continue(batch, rng)
 
 
-_COMPANY = {"company": Choice(COMPANIES)}
-
-ACTIONS = Actions(NAME, [
-    Action("choose_share", _choose_share, _COMPANY, frozenset({"setup"}), batch=True,
-           schema_name="ChooseShareSchema"),
-    Action("buy", _buy, _COMPANY, frozenset({"trade"}), batch=True, schema_name="BuySchema"),
-    Action("sell", _sell, _COMPANY, frozenset({"trade"}), batch=True, schema_name="SellSchema"),
-    Action("pass", _pass, {}, frozenset({"trade"}), batch=True, schema_name="PassSchema"),
-    Action("rank_move", _rank_move, _COMPANY, frozenset({"rank_move"}), batch=True,
-           schema_name="RankMoveSchema"),
-    Action("play", _play, {"card": Choice(CARDS)}, frozenset({"commit"}), batch=True,
-           schema_name="PlaySchema"),
-], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve)
-
-decide = ACTIONS.decide
-ACTION_SCHEMAS = ACTIONS.schemas
-
-
-# ---------------------------------------------------------------------------------------
-# Legal actions and the result
-
-def legal_actions(state: State, seat: int) -> list[dict]:
-    if seat not in to_act(state):
-        return []
+def _legal(state: State, seat: int) -> list[dict]:
+    """What a seat to act may do (the kernel's guard has checked that it is to act)."""
     phase = state.phase
     if phase == "setup":
-        taken = {c for row in state.shares for c, k in enumerate(row) if k}
         return [{"type": "choose_share", "company": name} for c, name in enumerate(COMPANIES)
-                if c not in taken]
+                if _choice_refusal(state, c) is None]
     if phase == "trade":
         pr = prices(state)
-        money = state.money[seat]
         out = [{"type": "pass"}]
         out += [{"type": "buy", "company": name} for c, name in enumerate(COMPANIES)
-                if state.supply[c] > 0 and pr[c] <= money]
+                if _buy_refusal(state, seat, c, pr[c]) is None]
         out += [{"type": "sell", "company": name} for c, name in enumerate(COMPANIES)
-                if state.shares[seat][c] > 0 and -pr[c] <= money]
+                if _sell_refusal(state, seat, c, pr[c]) is None]
         return out
     if phase == "rank_move":
         return [{"type": "rank_move", "company": COMPANIES[c]}
@@ -562,6 +572,27 @@ def legal_actions(state: State, seat: int) -> list[dict]:
         return [{"type": "play", "card": card} for card in dict.fromkeys(state.hands[seat])]
     return []
 
+
+_COMPANY = {"company": Choice(COMPANIES)}
+
+ACTIONS = Actions(NAME, [
+    Action("choose_share", _choose_share, _COMPANY, frozenset({"setup"}), schema_name="ChooseShareSchema"),
+    Action("buy", _buy, _COMPANY, frozenset({"trade"}), schema_name="BuySchema"),
+    Action("sell", _sell, _COMPANY, frozenset({"trade"}), schema_name="SellSchema"),
+    Action("pass", _pass, {}, frozenset({"trade"}), schema_name="PassSchema"),
+    Action("rank_move", _rank_move, _COMPANY, frozenset({"rank_move"}), schema_name="RankMoveSchema"),
+    Action("play", _play, {"card": Choice(CARDS)}, frozenset({"commit"}), schema_name="PlaySchema"),
+], players=attrgetter("players"), to_act=to_act, is_over=is_over, phase=attrgetter("phase"), evolve=evolve,
+   legal=_legal, automatic=_automatic_step)
+
+decide = ACTIONS.decide
+ACTION_SCHEMAS = ACTIONS.schemas
+legal_actions = ACTIONS.legal_actions
+_continue = ACTIONS.run_automatic       # the tests run the automatic steps from a state they build
+
+
+# ---------------------------------------------------------------------------------------
+# The result
 
 def scores(state: State) -> list[int]:
     pr = prices(state)
