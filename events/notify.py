@@ -33,18 +33,20 @@ import time
 from collections import OrderedDict
 from typing import Callable, Optional
 
+from .keys import stream_of_prefix, stream_prefix
+
 log = logging.getLogger(__name__)
 
 LINGER = 10.0          # seconds a game's subscription outlives its last local waiter
 
 
 def channel(game_id: str) -> str:
-    return f"game:{{g:{game_id}}}:appended"
+    return f"{stream_prefix(game_id)}:appended"
 
 
 def game_of(channel_name) -> str:
     name = channel_name.decode() if isinstance(channel_name, bytes) else channel_name
-    return name[len("game:{g:"):-len("}:appended")]
+    return stream_of_prefix(name[:-len(":appended")])
 
 
 def sharded_pubsub(client) -> bool:

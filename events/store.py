@@ -1,6 +1,8 @@
-"""The event store: one Redis stream per game, appended by one Lua script.
+"""The event store: one Redis stream per aggregate (a game today), appended by one Lua script.
 
-Keys of a game share the hash tag {g:ID} so a game lives in one Redis Cluster slot:
+Keys of a game share the hash tag {g:ID} so a game lives in one Redis Cluster slot (an
+aggregate of another kind, "<kind>/<id>", has the same keys under "<kind>:{<kind>:<id>}":
+events/keys.py):
   game:{g:ID}:events   the stream; entry id "<version>-0", fields e (body) and h (hash)
   game:{g:ID}:meta     hash: version, head, and side facts written atomically with a batch
                        (status and what the game waits on, token hashes, the secret seed, ...)
@@ -25,6 +27,7 @@ from typing import Callable, Optional
 from redis.exceptions import NoScriptError, WatchError
 
 from .envelope import GENESIS, NewEvent, StoredEvent, canonical, decode_body, seal
+from .keys import stream_prefix
 from .notify import LocalNotifier, Notifier, RedisNotifier, channel, sharded_pubsub
 from .upcast import UPCASTERS, Upcasters
 
@@ -71,8 +74,8 @@ class Receipt:
 
 
 def keys(game_id: str) -> dict[str, str]:
-    tag = f"{{g:{game_id}}}"
-    return {name: f"game:{tag}:{name}" for name in ("events", "meta", "idem", "snap", "arch")}
+    prefix = stream_prefix(game_id)
+    return {name: f"{prefix}:{name}" for name in ("events", "meta", "idem", "snap", "arch")}
 
 
 FORMAT = "speculation-archive/1"

@@ -37,6 +37,8 @@ class GameSessions:
     def load(self, game_id: str, at: Optional[tuple[int, str]] = None) -> Session:
         """The game's session at the store's head (`at`: the head when the caller has just
         read it): cache or snapshot, plus the tail."""
+        if "/" in game_id:   # the stream of another kind of aggregate (events/keys.py), never a game
+            raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
         version, head = at if at is not None else self.store.head(game_id)
         if version == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
