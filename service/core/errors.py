@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 # The fields of a command that travel outside its body, named the core's way: the transport
-# names them its own way (service/app.py maps them to the HTTP headers).
+# names them its own way (service/errors.py maps them to the HTTP headers).
 IDEMPOTENCY_KEY = "idempotency_key"
 CREDENTIAL = "credential"
 
