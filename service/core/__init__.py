@@ -3,8 +3,10 @@ errors. It imports neither Flask, werkzeug nor RQ; the HTTP layer (service/app.p
 service/routes/) and the workers (workers/) call it, and the bootstrap builds it.
 
     game_service.py  GameService, the one object (built from the modules below)
+    unit_of_work.py  the one unit of work every command runs through, over any aggregate
+    game_repository.py  the games' repository for it: load, append, follow-up jobs
     loading.py       the session cache, JSON snapshots, the fold of the stream's tail
-    commands.py      create, claim, act, score, the turn-timeout decision, follow-up jobs
+    commands.py      create, claim, act, score over the unit of work; the turn-timeout decision
     queries.py       view, events, replay, ledger, verify, export, lobby, leaderboards
     tokens.py        seat tokens and stream tickets
     streams.py       live event streams and the wait for a new version (the store's notifier)
