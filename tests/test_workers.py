@@ -277,3 +277,14 @@ def test_an_unbound_task_refuses_to_run_and_logs_its_failure(caplog):
         tasks.score("g1")
     failed = [r for r in caplog.records if r.getMessage() == "job failed"]
     assert failed and failed[0].job_args == ["g1"] and failed[0].exc_info[0] is RuntimeError
+
+
+def test_the_workers_counters_are_on_the_apis_metrics():
+    """The job counters live beside the jobs (workers/metrics.py); /metrics still renders them."""
+    from service.app import create_app
+    from workers.metrics import JOBS_DONE
+
+    JOBS_DONE.labels("score", "scored").inc()
+    body = create_app({"REDIS_URL": None, "RATE_LIMIT": None}).test_client().get("/metrics").get_data(as_text=True)
+    assert "speculation_reconciler_repairs_total" in body
+    assert 'speculation_jobs_total{kind="score",outcome="scored"}' in body
