@@ -11,17 +11,18 @@ import contextlib
 import logging
 import time
 from functools import wraps
-from typing import Callable, ContextManager, Optional
+from contextlib import AbstractContextManager
+from typing import Callable, Optional
 
 from . import jobs
 from .metrics import JOBS_DONE
 
-RequestScope = Callable[[Optional[str]], ContextManager]
+RequestScope = Callable[[Optional[str]], AbstractContextManager]
 
 log = logging.getLogger("workers.jobs")
 
 
-def _no_request_scope(request_id: Optional[str]) -> ContextManager:
+def _no_request_scope(request_id: Optional[str]) -> AbstractContextManager:
     return contextlib.nullcontext()
 
 
