@@ -65,11 +65,15 @@ from multiprocessing import Pool
 from typing import Callable, Optional
 
 from events.randomness import Draws
-from projections.registry import get_game
+from projections import speculate, speculation
+from projections.registry import get_game, get_game_type
 from workers.bots import policy as bot_policy
 from workers.bots import speculation as speculation_bots
 from workers.bots.search.speculation import auction_lookahead
 from workers.bots.study import bot_rng, wilson
+
+# The games these bounds study, by their modules' own names (declared once, in the games).
+SPECULATION, SPECULATE = speculation.NAME, speculate.NAME
 
 PLAYERS = 4
 
@@ -143,7 +147,7 @@ def _privileged_rival(me: int) -> Callable:
     whenever `me` would buy at the lowest price the seller accepts (so `me` buys at that price,
     nobody bidding against it). Everything else it plays as the heuristic. Not a player: the
     rivals of the `privileged trader` row, a bound on what out-bidding them can win."""
-    heuristic = bot_policy("speculation", "heuristic")
+    heuristic = bot_policy(SPECULATION, "heuristic")
 
     def choose(view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
         auction = view.get("auction") or {}
@@ -166,7 +170,7 @@ def _privileged_rival(me: int) -> Callable:
 # Rows whose rivals are not the plain heuristic: (game, challenger) -> rival policy for the
 # challenger's seat.
 RIVALS: dict[tuple[str, str], Callable[[int], Callable]] = {
-    ("speculation", "privileged trader"): _privileged_rival,
+    (SPECULATION, "privileged trader"): _privileged_rival,
 }
 
 
@@ -193,8 +197,8 @@ def _speculate_search(sight: tuple[str, ...]) -> Callable:
     from workers.bots.search.budget import Budget
     from workers.bots.search.core import search
 
-    spec = game_search("speculate")
-    budget = Budget(default_iterations("speculate"), 60_000)     # a time cap no move reaches
+    spec = game_search(SPECULATE)
+    budget = Budget(default_iterations(SPECULATE), 60_000)     # a time cap no move reaches
 
     def choose(state, view: dict, legal: list[dict], seat: int, rng: random.Random) -> dict:
         shown = dataclasses.replace(spec, determinize=shown_determinizer(state, sight, spec.determinize))
@@ -252,40 +256,40 @@ def _with_played_over_cards(world, state, seat: int, rng: random.Random):
 def _heuristic_copy(game: str, options: Optional[dict] = None, **constants) -> Callable:
     """The game's heuristic from a second copy of its module, with `constants` set and called
     with the keyword arguments `options`."""
-    spec = importlib.util.find_spec(f"workers.bots.{game}")
+    spec = importlib.util.find_spec(get_game_type(game).bots)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for name, value in constants.items():
         if not hasattr(module, name):
-            raise AttributeError(f"workers.bots.{game} has no {name}")
+            raise AttributeError(f"{spec.name} has no {name}")
         setattr(module, name, value)
     options = options or {}
     return lambda state, view, legal, seat, rng: module.heuristic(view, legal, seat, rng, **options)
 
 
 CHALLENGERS: dict[str, dict[str, Callable[[], Callable]]] = {
-    "speculation": {
-        "heuristic": lambda: _heuristic_copy("speculation"),
+    SPECULATION: {
+        "heuristic": lambda: _heuristic_copy(SPECULATION),
         "never-trade": lambda: _never_trade,
-        "chip-model x0.5": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 0.5),
-        "chip-model x4": lambda: _heuristic_copy("speculation", SPREAD=speculation_bots.SPREAD * 4),
+        "chip-model x0.5": lambda: _heuristic_copy(SPECULATION, SPREAD=speculation_bots.SPREAD * 0.5),
+        "chip-model x4": lambda: _heuristic_copy(SPECULATION, SPREAD=speculation_bots.SPREAD * 4),
         "auction lookahead": lambda: _auction_lookahead,
         "sighted": lambda: _sighted,
-        "privileged trader": lambda: _heuristic_copy("speculation"),
+        "privileged trader": lambda: _heuristic_copy(SPECULATION),
     },
-    "speculate": {
-        "heuristic": lambda: _heuristic_copy("speculate"),
-        "RIVAL_WEIGHT 0": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=0.0),
-        "RIVAL_WEIGHT 1": lambda: _heuristic_copy("speculate", RIVAL_WEIGHT=1.0),
-        "RIVAL_WEIGHT 1, leader": lambda: _heuristic_copy("speculate", {"rival_measure": "leader"}, RIVAL_WEIGHT=1.0),
-        "PROGRESS_WEIGHT 0": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=0),
-        "PROGRESS_WEIGHT 150": lambda: _heuristic_copy("speculate", PROGRESS_WEIGHT=150),
-        "MET_BONUS 100": lambda: _heuristic_copy("speculate", MET_BONUS=100),
-        "MET_BONUS 500": lambda: _heuristic_copy("speculate", MET_BONUS=500),
-        "MARGIN 0": lambda: _heuristic_copy("speculate", MARGIN=0),
-        "MARGIN 2": lambda: _heuristic_copy("speculate", MARGIN=2),
-        "RESERVE 20": lambda: _heuristic_copy("speculate", RESERVE=20),
-        "RESERVE 120": lambda: _heuristic_copy("speculate", RESERVE=120),
+    SPECULATE: {
+        "heuristic": lambda: _heuristic_copy(SPECULATE),
+        "RIVAL_WEIGHT 0": lambda: _heuristic_copy(SPECULATE, RIVAL_WEIGHT=0.0),
+        "RIVAL_WEIGHT 1": lambda: _heuristic_copy(SPECULATE, RIVAL_WEIGHT=1.0),
+        "RIVAL_WEIGHT 1, leader": lambda: _heuristic_copy(SPECULATE, {"rival_measure": "leader"}, RIVAL_WEIGHT=1.0),
+        "PROGRESS_WEIGHT 0": lambda: _heuristic_copy(SPECULATE, PROGRESS_WEIGHT=0),
+        "PROGRESS_WEIGHT 150": lambda: _heuristic_copy(SPECULATE, PROGRESS_WEIGHT=150),
+        "MET_BONUS 100": lambda: _heuristic_copy(SPECULATE, MET_BONUS=100),
+        "MET_BONUS 500": lambda: _heuristic_copy(SPECULATE, MET_BONUS=500),
+        "MARGIN 0": lambda: _heuristic_copy(SPECULATE, MARGIN=0),
+        "MARGIN 2": lambda: _heuristic_copy(SPECULATE, MARGIN=2),
+        "RESERVE 20": lambda: _heuristic_copy(SPECULATE, RESERVE=20),
+        "RESERVE 120": lambda: _heuristic_copy(SPECULATE, RESERVE=120),
         **{name: (lambda sight=sight: _speculate_search(sight)) for name, sight in SPECULATE_SIGHT.items()},
     },
 }
@@ -344,7 +348,7 @@ def _play(args: tuple) -> float:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ops.bot_bounds", description=__doc__.split("\n")[0])
-    parser.add_argument("--game", choices=sorted(CHALLENGERS), default="speculation")
+    parser.add_argument("--game", choices=sorted(CHALLENGERS), default=SPECULATION)
     parser.add_argument("--sessions", type=int, default=400)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--seed", type=int, default=5)

@@ -21,21 +21,21 @@ from pathlib import Path
 
 from events.store import RedisEventStore
 from ops.drills.redis_server import free_port
+from projections.registry import game_types
 
 from .common import Env, Row, Scale, alternate, percentile
-from .games import hosted_games, open_game, plan, service_on
+from .games import open_game, plan, service_on
 from .loadgen import Request, Source, run_load
 
 GOAL = 0.4
 CONNECTIONS = 8
-PREFERRED = ("speculation", "spekulation", "big-shot", "speculate")
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "ops" / "gunicorn.conf.py"
 
 
 def game_type() -> str:
-    hosted = hosted_games()
-    return next(name for name in PREFERRED + tuple(hosted) if name in hosted)
+    """The benchmark's game: the first hosted game in the lobby's order (the declarations')."""
+    return game_types()[0].name
 
 
 def _plan(args):

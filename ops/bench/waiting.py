@@ -28,12 +28,13 @@ import time
 from dataclasses import dataclass, field
 
 from events.store import RedisEventStore
+from projections import speculate
 
 from .common import Env, Row, Scale, percentile
 from .games import open_game, plan, service_on
 from .http import Gunicorn
 
-GAME = "speculate"            # the longest games: enough actions for every phase
+GAME = speculate.NAME         # the longest games: enough actions for every phase
 SOURCES = [f"127.0.0.{n}" for n in range(2, 10)]
 ID_LINE = re.compile(rb"^id: (\d+)$", re.M)
 GOALS = {"action_ratio": 1.5, "delivery_p99_ms": 100.0, "fanout_p99_ms": 250.0, "idle_commands": 1.0}

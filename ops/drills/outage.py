@@ -22,7 +22,6 @@ returns; with Redis frozen every request answered within 5 s.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
 import threading
@@ -31,13 +30,23 @@ import urllib.error
 import urllib.request
 import uuid
 
+from projections.registry import all_games, game_types
 from projections.templates import fill_template
 
 from . import _kit
 from .proxy import FaultyProxy, wait_listening
 from .redis_server import RedisProcess, free_port
 
-BOTH_SEATED = ("speculation", "big-shot", "spekulation", "speculate")
+
+def hosted_games() -> list[str]:
+    """The games the drill's clients play in turn: every declared game, in the lobby's order."""
+    return [t.name for t in game_types()]
+
+
+def fewest_players_game() -> str:
+    """The probe's game: the declared game for the fewest players (the quickest all-bot game)."""
+    rules = all_games()
+    return min(hosted_games(), key=lambda name: rules[name].MIN_PLAYERS)
 
 
 class Client:
@@ -153,9 +162,9 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
     try:
         if not wait_listening(port, 30):
             raise RuntimeError("the API did not start: " + api.output()[-2000:])
-        threads = []
+        threads, games = [], hosted_games()
         for n in range(size):
-            game_type = BOTH_SEATED[n % len(BOTH_SEATED)]
+            game_type = games[n % len(games)]
             client = Client(base, stats, lock)
             thread = threading.Thread(target=play_one, args=(client, game_type, n % 2 == 0,
                                                              random.Random(rng.getrandbits(64)), record, short),
@@ -222,7 +231,8 @@ def _worker_back(redis_server: RedisProcess, since: float) -> float | None:
 
     client = redis.Redis.from_url(redis_server.url, socket_timeout=2)
     service = GameService(RedisEventStore(client), GameIndex(client), RQJobs(client))
-    game = service.create("big-shot", {}, [{"bot": "random"}] * 2)
+    probe = fewest_players_game()
+    game = service.create(probe, {}, [{"bot": "random"}] * all_games()[probe].MIN_PLAYERS)
     if _kit.wait_until(lambda: service.load(game.game_id).version > game.version, 30, every=0.05):
         return round(time.monotonic() - since, 2)
     return None

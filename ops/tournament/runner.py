@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from projections.registry import get_game
+from projections import speculation
+from projections.registry import game_types, get_game
 from workers.bots import LEVELS, policy as bot_policy
 from workers.bots.study import play_session, wilson
 
@@ -43,6 +44,12 @@ from .strategies import OUTSIDE
 HIST_BASE = 10 ** 0.02      # histogram bins: 1 us x 1.047^k (about 5% wide)
 SEARCH_REDUCED_SHARE = 3          # outside 4 players the search runs a third of its iterations
 OUTSIDE_SEARCH_FRACTION = 4       # search against an outside strategy: a quarter of the sessions
+# Speculation is judged apart (docs/bots.md): its search need reach only 1.3 x the fair share
+# against three heuristics (the others 2 x), and its heuristic by the sales per deal among
+# heuristics instead of against three baselines. Keyed by the game module's own NAME.
+SEARCH_FACTOR = {speculation.NAME: 1.3}
+DEFAULT_SEARCH_FACTOR = 2
+SALES_MEASURED = speculation.NAME
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,11 @@ def level_policy(game: str, level: str):
     return bot_policy(game, level)
 
 
+def tournament_games() -> list[str]:
+    """The declared games with a heuristic (the tournament's levels need one), by name."""
+    return sorted(t.name for t in game_types() if t.bots)
+
+
 def search_reduced(game: str) -> str:
     """The search level at a reduced budget: a third of the game's default iterations."""
     from workers.bots.search import default_iterations
@@ -84,9 +96,9 @@ def matrix(sessions: int = 400, speculation_sessions: int = 2000, players_extra:
     three of each outside strategy at 4 players with the default budget, and against the
     heuristic at 3 and 6 players with a reduced budget (`search_reduced`), half the sessions."""
     cells = []
-    for game in games or ("big-shot", "speculate", "speculation", "spekulation"):
+    for game in games or tournament_games():
         g = get_game(game)
-        n = speculation_sessions if game == "speculation" else sessions
+        n = speculation_sessions if game == SALES_MEASURED else sessions
         levels = [level for level in LEVELS if level != "search"]
         four = min(max(4, g.MIN_PLAYERS), g.MAX_PLAYERS)
         if search:
@@ -142,7 +154,7 @@ def play_cell_session(cell: Cell, seed: str, index: int) -> dict:
             timed[level] = inner
 
     def observer(state, s, view, legal, action):
-        if cell.game == "speculation":
+        if cell.game == SALES_MEASURED:
             counts["sales"] += action["type"] == "accept"
             counts["deals"] = max(counts["deals"], view.get("deal") or 0)
 
@@ -154,7 +166,7 @@ def play_cell_session(cell: Cell, seed: str, index: int) -> dict:
     if record.error is None:
         out["share"] = record.shares[seat]
         out["rank"] = record.ranks[seat]
-    if cell.game == "speculation":
+    if cell.game == SALES_MEASURED:
         out.update(counts)
     return out
 
@@ -188,7 +200,7 @@ def summarise(cell: Cell, rows: list[dict]) -> dict:
            "move_p50_ms": _ms(_quantile(hist, 0.5)), "move_p95_ms": _ms(_quantile(hist, 0.95)),
            "moves": sum(hist.values()),
            "errors": [r for r in rows if r.get("error")], "anomalies": [a for r in rows for a in r["anomalies"]]}
-    if cell.game == "speculation" and n:
+    if cell.game == SALES_MEASURED and n:
         deals = sum(r["deals"] for r in done)
         out["sales_per_deal"] = sum(r["sales"] for r in done) / deals if deals else 0.0
     return out
@@ -294,12 +306,15 @@ def verdicts(summary: dict) -> list[str]:
         lines.append(f"{'PASS' if ok(s) else 'FAIL'} {text}: {100 * s['rate']:.1f}% "
                      f"[{100 * s['ci95'][0]:.1f}, {100 * s['ci95'][1]:.1f}] (n={s['sessions']})")
 
-    for game in ("big-shot", "speculate", "spekulation"):
+    for game in tournament_games():
+        if game == SALES_MEASURED:
+            continue
         check((game, 4, "heuristic", "baseline"), lambda s: s["ci95"][0] >= 2 * s["fair_share"],
               f"{game}: heuristic vs 3 baselines >= 2 x fair share (lower bound)")
         check((game, 4, "baseline", "heuristic"), lambda s: s["rate"] <= s["fair_share"] / 2,
               f"{game}: baseline vs 3 heuristics <= half the fair share")
-    for game, factor in (("big-shot", 2), ("speculate", 2), ("spekulation", 2), ("speculation", 1.3)):
+    for game in tournament_games():
+        factor = SEARCH_FACTOR.get(game, DEFAULT_SEARCH_FACTOR)
         check((game, 4, "search", "heuristic"),
               lambda s, factor=factor: s["rate"] >= factor * s["fair_share"] and s["ci95"][0] > s["fair_share"],
               f"{game}: search vs 3 heuristics >= {factor:g} x fair share (lower bound above the fair share)")
@@ -307,10 +322,10 @@ def verdicts(summary: dict) -> list[str]:
         if s and s["sessions"] and s["move_p95_ms"] is not None:
             lines.append(f"{'PASS' if s['move_p95_ms'] <= 250 else 'FAIL'} {game}: search move p95 "
                          f"{s['move_p95_ms']:.0f} ms (<= 250 ms)")
-    s = by.get(("speculation", 4, "heuristic", "heuristic"))
+    s = by.get((SALES_MEASURED, 4, "heuristic", "heuristic"))
     if s and s["sessions"]:
         spd = s.get("sales_per_deal", 0.0)
-        lines.append(f"{'PASS' if spd >= 0.5 else 'FAIL'} speculation: heuristics among themselves "
+        lines.append(f"{'PASS' if spd >= 0.5 else 'FAIL'} {SALES_MEASURED}: heuristics among themselves "
                      f"{spd:.2f} sales per deal (>= 0.5, n={s['sessions']})")
     for (game, players, a, b), s in sorted(by.items()):
         if a in ("heuristic", "search") and b.startswith("outside:") and s["sessions"]:

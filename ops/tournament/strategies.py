@@ -13,6 +13,7 @@ import math
 import random
 from typing import Callable, Optional
 
+from projections import big_shot, speculate, speculation, spekulation
 from projections.templates import fill_template
 
 Policy = Callable[[dict, list, int, random.Random], dict]
@@ -239,11 +240,12 @@ def big_shot_free_lots(view, legal, seat, rng):
     return _big_shot_board_move(view, legal, seat, rng) or {"type": "pass"}
 
 
-# game -> {name: policy}; a tournament level "outside:<name>"
+# game -> {name: policy}; a tournament level "outside:<name>". Keyed by each game module's
+# own NAME: the games are named only in their declarations.
 OUTSIDE: dict[str, dict[str, Policy]] = {
-    "speculation": {"bid-max-value": speculation_bid_max_value, "jump-bid": speculation_jump_bid,
-                    "always-sell": speculation_always_sell, "overbid": speculation_overbid},
-    "speculate": {"hold-and-play": speculate_hold_and_play, "objective-rush": speculate_objective_rush},
-    "spekulation": {"buy-leader": spekulation_buy_leader, "buy-cheap": spekulation_buy_cheap},
-    "big-shot": {"outbid": big_shot_outbid, "all-in": big_shot_all_in, "free-lots": big_shot_free_lots},
+    speculation.NAME: {"bid-max-value": speculation_bid_max_value, "jump-bid": speculation_jump_bid,
+                       "always-sell": speculation_always_sell, "overbid": speculation_overbid},
+    speculate.NAME: {"hold-and-play": speculate_hold_and_play, "objective-rush": speculate_objective_rush},
+    spekulation.NAME: {"buy-leader": spekulation_buy_leader, "buy-cheap": spekulation_buy_cheap},
+    big_shot.NAME: {"outbid": big_shot_outbid, "all-in": big_shot_all_in, "free-lots": big_shot_free_lots},
 }
