@@ -11,8 +11,9 @@ four cubes placed one by one (a district is sold when its 7th cube lands) -> ...
 unsold districts resolved, loans repaid, game ended.
 
 The module reads top to bottom: constants and the board, state, evolve (one function per
-event), start, decide (one function per action, declared in the `ACTIONS` table; the
-kernel runs the generic checks first), legal actions, view and redact, result, ledger.
+event), start, the automatic steps, decide (one function per action, declared in the `ACTIONS`
+table; the kernel runs the generic checks first and the automatic steps after), legal actions,
+view and redact, result, ledger.
 """
 
 from __future__ import annotations
@@ -552,8 +553,7 @@ def _borrow(batch: Batch, seat: int, action: dict, rng) -> None:
     state = batch.state
     reason = no_loan_reason(state, seat)
     if reason is not None:
-        raise IllegalAction(f"you may not borrow now: {reason} (you hold {state.loans[seat]} loans)",
-                            field="type")
+        raise IllegalAction(f"you may not borrow now: {reason}", field="type")
     batch.emit({"type": "borrowed", "seat": seat, "amount": loan_amount(state, seat),
                 "loans": state.loans[seat] + 1})
 
