@@ -126,7 +126,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("STREAMS_PER_ADDRESS", 256, _integer(0), "Open event streams + long-polls per client address, per API process (0: no cap)."),
     Setting("REDIS_MAX_CONNECTIONS", 64, _integer(1, 10_000), "The store client's connection pool, per process (requests wait for a free one)."),
     Setting("REDIS_SOCKET_TIMEOUT", 1.5, _number(0.1, 30), "Seconds a Redis command may take before it fails (503 to the client)."),
-    Setting("EMBEDDED_WORKER", None, _flag, "Run an RQ worker thread inside an in-process app (tools and tests; unset: only on the in-memory store)."),
     Setting("TICKET_TTL", 60, _integer(1, 3600), "Seconds a stream ticket stays valid."),
     Setting("RATE_LIMIT", None, _rate, "Requests per window, per token and per address, e.g. 120/60 (unset: none)."),
     Setting("CREATE_LIMIT", "30/60", _rate, "Games created per window, per address (429 `too_many_games` past it)."),
