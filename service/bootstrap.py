@@ -25,6 +25,7 @@ from . import config as config_module
 from .core.bots import SearchLimits
 from .core.game_service import GameService
 from .core.jobs import Jobs
+from .games import check_games
 from .observability import CoreMetrics, current_request_id
 
 
@@ -125,7 +126,10 @@ def search_limits(config: dict) -> SearchLimits:
 
 def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> GameService:
     """The core on the backend's store and index; `jobs` defaults to RQ on its RQ client.
-    Its secrets are read from Redis when first needed (an API process starts without Redis)."""
+    Its secrets are read from Redis when first needed (an API process starts without Redis).
+    Every entry point builds its core here, so a hosted game missing a part it declares stops
+    the app and the worker at start-up (service/games.py)."""
+    check_games()
     core = GameService(build_store(config, backend), GameIndex(backend.store_client),
                        jobs if jobs is not None else build_jobs(backend),
                        allow_seed=bool(config.get("ALLOW_SEED")),

@@ -114,6 +114,18 @@ def test_a_declared_game_without_payload_schemas_fails_the_document_instead_of_b
         create_app({"RATE_LIMIT": None, "REDIS_URL": None})
 
 
+def test_the_app_and_the_worker_refuse_to_start_with_a_game_missing_a_part(declared, monkeypatch):
+    """Both build their core through the bootstrap, which checks every declared game first."""
+    from service.bootstrap import build_worker_core
+
+    registry.register_game(dataclasses.replace(TOY, drawer="no-such-drawer.js"))
+    with pytest.raises(GameDeclarationError, match=rf"game type {TOY.name}: drawer: "):
+        create_app({"RATE_LIMIT": None, "REDIS_URL": None})
+    with pytest.raises(GameDeclarationError, match=rf"game type {TOY.name}: drawer: "):
+        monkeypatch.setenv("SPECULATION_REDIS_URL", "redis://127.0.0.1:1/0")   # never connected to
+        build_worker_core()
+
+
 def test_a_declaration_names_its_game_and_every_part_it_needs():
     with pytest.raises(TypeError, match="no drawer"):
         dataclasses.replace(TOY, drawer="")
