@@ -45,7 +45,6 @@ import json
 import random
 import re
 from collections import Counter, defaultdict
-from typing import Optional
 
 import pytest
 from marshmallow import ValidationError, fields, validate
@@ -54,7 +53,13 @@ from projections import registry
 from projections.game import IllegalAction, Transfer
 from projections.templates import fill_template, is_range
 from tests import toygame
-from tests.gamekit import STARTED_VERSION, action_draws, opening_draws, seed_for, start_game
+from tests.gamekit import (
+    STARTED_VERSION,
+    action_draws,
+    opening_draws,
+    seed_for,
+    start_game,
+)
 
 pytestmark = pytest.mark.quick
 
@@ -145,7 +150,7 @@ def _no_float(text):
     raise ValueError(f"a float: {text}")
 
 
-def json_ready(value, text: Optional[str] = None) -> bool:
+def json_ready(value, text: str | None = None) -> bool:
     """Only what JSON holds, as JSON gives it back: dicts with string keys, lists, strings,
     integers, booleans, None (no tuple, no float). `text`: the value's JSON, when made already."""
     try:
@@ -169,7 +174,7 @@ def shown_strings(text: str, candidates: dict) -> set:
     return {candidates[q] for q in set(JSON_STRING.findall(text)) if q in candidates}
 
 
-def identity(asset: str) -> Optional[str]:
+def identity(asset: str) -> str | None:
     """The identity an asset's name carries after its kind ("card:2C" -> "2C")."""
     return asset.split(":", 1)[1] if ":" in asset else None
 
@@ -288,7 +293,7 @@ class Watcher:
             self.hidden_seen = True
 
 
-def play(game, options: dict, seats: int, seed: str, *, watch: Optional[Watcher] = None, probe=None):
+def play(game, options: dict, seats: int, seed: str, *, watch: Watcher | None = None, probe=None):
     """One random game through the pure interface, as gamekit.random_playout plays it, with
     the opening's events reported too. Returns (final state, every event, every action)."""
     rng = random.Random(seed)
@@ -396,7 +401,7 @@ def test_random_games_keep_every_invariant_and_end(name, options, seats):
 def test_the_seed_decides_the_game_and_a_log_replays_from_json(name):
     game = GAMES[name]
     for seats in (game.MIN_PLAYERS, game.MAX_PLAYERS):
-        final, log, actions = play(game, {}, seats, seed_for(5))
+        final, log, _ = play(game, {}, seats, seed_for(5))
         assert play(game, {}, seats, seed_for(5))[1] == log
         assert play(game, {}, seats, seed_for(6))[1] != log
         state = game.new_state(game.OptionsSchema().load({}), seats)
@@ -424,7 +429,7 @@ def test_decide_takes_what_legal_actions_offer_and_refuses_the_rest(name):
     probes = Counter()
 
     for seats in seat_counts(game):
-        def probe(state, seat, legal, version):
+        def probe(state, seat, legal, version, seats=seats):
             rng = action_draws(seed_for(seats), version)
             for template in legal:
                 for end in ("min", "max"):
