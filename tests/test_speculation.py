@@ -169,7 +169,7 @@ def test_option_defaults_depend_on_hand_size_and_players():
 @pytest.mark.parametrize("bad", [
     {"hand_size": 6}, {"hand_size": "3"}, {"ante": 0}, {"ante": True}, {"dealer_ante": 1.5},
     {"deals": 0}, {"starting_chips": -1}, {"price_cap": 0}, {"dead_hand": 1},
-    {"blind_exchanges": "yes"}, {"players": 4}, {"colour": "red"},
+    {"blind_exchanges": "yes"},            # an unknown option: tests/test_conformance.py
 ])
 def test_bad_options_are_rejected(bad):
     with pytest.raises(ValidationError):
@@ -206,11 +206,8 @@ def test_ante_given_alone_is_the_dealers_ante_too():
     assert events[1]["amounts"] == [3, 3, 6, 3]
 
 
-@pytest.mark.parametrize("seats", [2, 9])
-def test_player_count_is_3_to_8(seats):
-    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (3, 8)
-    with pytest.raises(ValueError):
-        g.new_state(g.OptionsSchema().load({}), seats)
+def test_player_count_is_3_to_8():
+    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (3, 8)   # others refused: tests/test_conformance.py
 
 
 # --------------------------------------------------------------------------- a session and a deal
@@ -728,51 +725,18 @@ def test_invalid_actions_name_the_field(action, field):
     assert err.value.field == field and err.value.message
 
 
-def test_out_of_turn_and_bad_seat_are_refused():
+def test_out_of_turn_is_refused():
+    # bad seats and malformed actions, for every game: tests/test_conformance.py
     state, _, rng = begin(n=4, decks=[deck(4, 0, NO_TRUMPS, "7H")])
     with pytest.raises(IllegalAction) as err:
         g.decide(state, 1, {"type": "keep"}, rng)
     assert "not your turn" in err.value.message
-    for seat in (4, -1, True, "0"):
-        with pytest.raises(IllegalAction):
-            g.decide(state, seat, {"type": "keep"}, rng)
-    with pytest.raises(IllegalAction):
-        g.decide(state, 0, ["keep"], rng)
 
 
 def test_action_schemas_describe_every_action():
     assert set(g.ACTION_SCHEMAS) == {"reveal", "keep", "offer", "bid", "pass", "accept",
                                      "decline", "offer_blind", "keep_blind"}
-    for kind, schema in g.ACTION_SCHEMAS.items():
-        body = {"type": kind, **({"amount": 2} if kind == "bid" else {})}
-        assert schema().load(body) == body
-        with pytest.raises(ValidationError):
-            schema().load({"type": "other"})
-
-
-# --------------------------------------------------------------------------- determinism
-
-def test_same_seed_same_events():
-    def collect(seed):
-        out = []
-        random_playout(g, {"dead_hand": True, "blind_exchanges": True}, 5, seed,
-                       on_event=lambda b, e, a: out.append(e))
-        return out
-    first = collect(seed_for(11))
-    assert first == collect(seed_for(11))
-    assert first != collect(seed_for(12))
-    assert json.loads(json.dumps(first)) == first
-
-
-def test_evolve_accepts_json_round_tripped_events():
-    events = []
-    final, _ = random_playout(g, {"dead_hand": True}, 4, seed_for(3),
-                              on_event=lambda b, e, a: events.append(e))
-    _, opening = start_game(g, {"dead_hand": True}, 4, seed_for(3))
-    state = g.new_state(g.OptionsSchema().load({"dead_hand": True}), 4)
-    for e in json.loads(json.dumps(opening + events)):
-        state = g.evolve(state, e)
-    assert state == final
+    # every action played loads under its schema: tests/test_conformance.py
 
 
 # --------------------------------------------------------------------------- random play
@@ -787,8 +751,11 @@ def _pick(state, seat, legal, rng):
     return fill_template(rng.choice(legal), rng)
 
 
-def _check_session(options, seats, seed, full):
-    """One random session with invariants after every event."""
+def _check_session(options, seats, seed):
+    """One random session with speculation's invariants after every event: the ledger agrees
+    with the chips, the pot and the house, a face-down card's transfer hides it, the holder is
+    asked to sell and never to reveal. (JSON, well-formed transfers, redaction and views, legal
+    actions: every game's, tests/test_conformance.py.)"""
     bal: dict = {}
     state0 = g.new_state(g.OptionsSchema().load(options), seats)
     state, opening = start_game(g, options, seats, seed)
@@ -797,7 +764,6 @@ def _check_session(options, seats, seed, full):
     def on_event(before, event, after):
         secret = None
         for t in g.transfers(before, event):
-            assert t.quantity > 0
             bal[(t.frm, t.asset)] = bal.get((t.frm, t.asset), 0) - t.quantity
             bal[(t.to, t.asset)] = bal.get((t.to, t.asset), 0) + t.quantity
             if t.asset.startswith("card:"):
@@ -816,15 +782,6 @@ def _check_session(options, seats, seed, full):
             assert after.actor != after.holder  # a holder is never asked to reveal
         if after.phase == g.SALE:
             assert after.actor == after.holder
-        if full:
-            secret = _unrevealed(before) & _unrevealed(after)
-            for seat in list(range(n)) + [None]:
-                assert not _leaks(g.redact(before, event, seat), secret)
-            secret_now = _unrevealed(after)
-            for seat in list(range(n)) + [None]:
-                assert not _leaks(g.view(after, seat), secret_now)
-                legal = g.legal_actions(after, seat) if seat is not None else []
-                assert bool(legal) == (seat in g.to_act(after))
 
     before = state0
     for e in opening:
@@ -832,10 +789,6 @@ def _check_session(options, seats, seed, full):
         on_event(before, e, after)
         before = after
     final, actions = random_playout(g, options, seats, seed, on_event=on_event, pick=_pick)
-    sums: dict = {}
-    for (acc, asset), v in bal.items():
-        sums[asset] = sums.get(asset, 0) + v
-    assert all(v == 0 for v in sums.values())
     assert g.is_over(final)
     chips_total = sum(final.chips) + final.pot + final.house
     assert chips_total == seats * final.cfg.starting_chips
@@ -853,17 +806,14 @@ def test_random_sessions_every_variant(jack, dead, blind, cap, hand):
                "price_cap": cap, "hand_size": hand}
     key = COMBOS.index((jack, dead, blind, cap, hand))
     sessions = 20 if blind else 40
-    full_at = 6 + key % 6  # one session per combination checks every view and redaction
     for i in range(sessions):
         seats = 3 + i % 6
         opts = dict(options)
-        if i == full_at:
-            opts["deals"] = 1
-        elif i >= (3 if blind else 6):
+        if i >= (3 if blind else 6):
             opts["deals"] = 1 + i % 3  # short sessions; the first ones play the default deals
         if i % 5 == 2:
             opts["starting_chips"] = 12
-        _check_session(opts, seats, seed_for(10_000 * key + i), full=(i == full_at))
+        _check_session(opts, seats, seed_for(10_000 * key + i))
 
 
 @pytest.mark.timing
