@@ -203,21 +203,10 @@ def test_tiles_track_ends_at_60_and_59_is_the_last_section():
 
 def test_options_defaults_and_validation():
     assert g.OptionsSchema().load({}) == {"edition": "dice", "board": "plain"}
-    for bad in ({"edition": "cards"}, {"board": "round"}, {"players": 4}, {"edition": 1}):
+    for bad in ({"edition": "cards"}, {"board": "round"}, {"edition": 1}):
         with pytest.raises(ValidationError):
             g.OptionsSchema().load(bad)
-    with pytest.raises(ValueError):
-        g.new_state({}, 2)
-    with pytest.raises(ValueError):
-        g.new_state({}, 7)
-
-
-def test_action_schemas_have_a_required_type():
-    for kind, schema in g.ACTION_SCHEMAS.items():
-        loaded = schema().load({"type": kind, **{k: f.choices[0] for k, f in g.ACTIONS.by_type[kind].fields.items()}})
-        assert loaded["type"] == kind
-        with pytest.raises(ValidationError):
-            schema().load({"type": "other"})
+    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (3, 6)   # others refused: tests/test_conformance.py
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])
@@ -771,7 +760,7 @@ def test_last_place_on_the_end_list_scores_negative():
 
 
 # ---------------------------------------------------------------------------------------
-# validation and determinism
+# validation
 
 def test_action_validation():
     state = dice_game()
@@ -794,34 +783,11 @@ def test_action_validation():
     with pytest.raises(IllegalAction) as err:
         g.decide(state, (seat + 1) % 3, {"type": "pass"}, rng)
     assert err.value.field == "seat"
-    for bad_seat in (True, 7, -1, "0"):
-        with pytest.raises(IllegalAction):
-            g.decide(state, bad_seat, {"type": "pass"}, rng)
-    with pytest.raises(IllegalAction):
-        g.decide(state, seat, ["pass"], rng)
-
-
-def test_determinism_same_seed_same_events():
-    def run():
-        log = []
-        random_playout(g, {"edition": "tiles"}, 4, seed_for(21), on_event=lambda b, e, a: log.append(e))
-        return log
-    assert run() == run()
+    # bad seats and malformed actions, for every game: tests/test_conformance.py
 
 
 # ---------------------------------------------------------------------------------------
 # random playouts: invariants at every event
-
-JSON_TYPES = (dict, list, str, int, bool, type(None))
-
-
-def json_only(value):
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and json_only(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(json_only(v) for v in value)
-    return isinstance(value, JSON_TYPES) and not isinstance(value, float)
-
 
 def expected_prices(state):
     """Prices recomputed from scratch: the table of each marker's section, at its rank."""
@@ -850,8 +816,12 @@ def mask_secrets(state, seat):
 
 
 class Checker:
-    """Checks every event; random_playout reports only decide's events, so the opening
-    events (the same: start is deterministic) are replayed through it first."""
+    """Spekulation's invariants at every event: the ledger agrees with the money, shares,
+    supply and hands; the markers and prices; secrets by what the state holds (a view is the
+    same with every other seat's cards scrambled). JSON, well-formed transfers, redaction's
+    type, views' JSON: every game's, tests/test_conformance.py. random_playout reports only
+    decide's events, so the opening events (the same: start is deterministic) are replayed
+    through it first."""
 
     def __init__(self, options, n, seed):
         self.balances = defaultdict(int)
@@ -864,17 +834,9 @@ class Checker:
 
     def __call__(self, before, event, after):
         self.events += 1
-        assert json_only(event), event
-        assert json.loads(json.dumps(event)) == event
         for t in g.transfers(before, event):
-            assert t.quantity > 0
             self.balances[(t.frm, t.asset)] -= t.quantity
             self.balances[(t.to, t.asset)] += t.quantity
-        # conservation: every asset sums to zero over all accounts
-        sums = defaultdict(int)
-        for (_, asset), q in self.balances.items():
-            sums[asset] += q
-        assert all(v == 0 for v in sums.values())
         # the ledger agrees with the state
         for s in range(after.players):
             acct = f"seat:{s}"
@@ -899,7 +861,6 @@ class Checker:
         # secrecy: redacted events and views show no other seat's secret
         for seat in list(range(before.players)) + [None]:
             r = g.redact(before, event, seat)
-            assert r["type"] == event["type"]
             if event["type"] == "deck_shuffled":
                 assert "order" not in r
             if event["type"] in ("cards_drawn", "card_committed") and seat != event["seat"]:
@@ -907,7 +868,6 @@ class Checker:
         if not g.is_over(after) and self.events % 3 == 0:
             for seat in list(range(after.players)) + [None]:
                 v = g.view(after, seat)
-                assert json_only(v)
                 assert v == g.view(mask_secrets(after, seat), seat)
                 assert "hands" not in v
 
@@ -928,14 +888,6 @@ def test_random_playouts_keep_the_invariants(options, n):
         assert all(res["ranks"][w] == 1 for w in res["winners"])
         v = g.view(state, None)
         assert v["result"] == res and len(v["hands"]) == n
-
-
-def test_events_survive_a_json_round_trip():
-    state, events = start_game(g, {"edition": "tiles", "board": "star"}, 5, seed_for(5))
-    replay = g.new_state(g.OptionsSchema().load({"edition": "tiles", "board": "star"}), 5)
-    for e in events:
-        replay = g.evolve(replay, json.loads(json.dumps(e)))
-    assert replay == state
 
 
 # ---------------------------------------------------------------------------------------
