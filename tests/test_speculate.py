@@ -160,11 +160,10 @@ def test_rounds_by_player_count_and_option():
 def test_options_validation():
     schema = g.OptionsSchema()
     assert schema.load({}) == {"rounds": None}
-    for bad in ({"rounds": 0}, {"rounds": "3"}, {"rounds": True}, {"colour": 1}):
+    for bad in ({"rounds": 0}, {"rounds": "3"}, {"rounds": True}):
         with pytest.raises(ValidationError):
             schema.load(bad)
-    with pytest.raises(ValueError):
-        g.new_state({"rounds": None}, 2)
+    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (3, 6)   # others refused: tests/test_conformance.py
 
 
 # --------------------------------------------------------------------------- the fee
@@ -634,8 +633,7 @@ def test_action_validation_messages_name_the_field():
         assert err.value.message
     with pytest.raises(IllegalAction, match="not your turn"):
         g.decide(state, 1, {"type": "end_trading"}, Draws(SEED))
-    with pytest.raises(IllegalAction):
-        g.decide(state, 0, ["end_trading"], Draws(SEED))
+    # bad seats and malformed actions, for every game: tests/test_conformance.py
     ev = at(state, 0, "event1")
     missing = next(c for c in g.CARDS if c not in ev.hands[0])
     with pytest.raises(IllegalAction) as err:
@@ -649,26 +647,16 @@ def test_action_validation_messages_name_the_field():
 
 def test_action_schemas():
     assert set(g.ACTION_SCHEMAS) == {"play_event", "buy", "sell", "end_trading", "respond", "give_shares"}
-    sample = {"card": "mines:+1", "share": "mines", "count": 1}
-    for kind, schema in g.ACTION_SCHEMAS.items():
-        data = {"type": kind, **{k: v for k, v in sample.items() if k in schema().fields}}
-        assert schema().load(data) == data
-        with pytest.raises(ValidationError):
-            schema().load({**data, "type": "other"})
+    # every action played loads under its schema: tests/test_conformance.py
 
 
 # --------------------------------------------------------------------------- random play
 
-def _json_only(value):
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_only(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_json_only(v) for v in value)
-    return value is None or isinstance(value, (str, bool, int)) and not isinstance(value, float)
-
-
 class Checker:
-    """Invariants at every event: ledger = state, conservation, prices, JSON, secrecy."""
+    """Speculate's invariants at every event: the ledger agrees with the state, the money,
+    shares and cards add up, prices within bounds; secrecy by what the state holds (others'
+    hands and objectives, the decks). JSON, well-formed transfers, redaction's type: every
+    game's, tests/test_conformance.py."""
 
     def __init__(self, n, options, seed, secrecy=False):
         self.n = n
@@ -683,10 +671,7 @@ class Checker:
 
     def __call__(self, before, event, after):
         self.kinds[event["type"]] += 1
-        assert _json_only(event) and json.loads(json.dumps(event)) == event
-        assert g.evolve(before, json.loads(json.dumps(event))) == after
         for t in g.transfers(before, event):
-            assert t.quantity > 0 and t.frm != t.to
             self.balances[t.frm][t.asset] -= t.quantity
             self.balances[t.to][t.asset] += t.quantity
         self.check_state(after)
@@ -696,10 +681,6 @@ class Checker:
     def check_state(self, s):
         n = self.n
         b = self.balances
-        totals = Counter()
-        for assets in b.values():
-            totals.update(assets)
-        assert not +totals and not -totals                 # every asset sums to 0
         assert b[BANK]["money"] == s.bank_money >= 0
         assert sum(s.money) + s.bank_money == (250 + 300) * n
         for t, name in enumerate(g.SHARES):
@@ -738,7 +719,6 @@ class Checker:
             text = json.dumps(shown) + json.dumps(g.view(after, seat))
             leaked = [x for x in hidden if x in text]
             assert not leaked, (seat, event["type"], leaked)
-            assert shown["type"] == event["type"]
 
 
 def _mixed_pick(heuristic_seats):
@@ -786,31 +766,6 @@ def test_no_secret_in_any_view_or_redacted_event_while_live():
         pick = _mixed_pick({0}) if i % 2 else None
         random_playout(g, {"rounds": 3}, n, seed_for(200 + i), on_event=checker, pick=pick)
         assert checker.kinds["card_drawn"]
-
-
-def test_legal_templates_are_legal_at_both_ends_and_to_act_matches():
-    def pick(state, seat, legal, r):
-        for other in range(state.players):
-            assert bool(g.legal_actions(state, other)) == (other in g.to_act(state))
-        template = r.choice(legal)
-        for key, value in template.items():
-            if is_range(value):
-                for end in (value["min"], value["max"]):
-                    g.decide(state, seat, {**template, key: end}, Draws(SEED, "probe"))
-                with pytest.raises(IllegalAction):
-                    g.decide(state, seat, {**template, key: value["max"] + 1}, Draws(SEED, "probe"))
-        return fill_template(template, r)
-
-    for i, n in enumerate((3, 4, 5, 6)):
-        random_playout(g, {"rounds": 2}, n, seed_for(400 + i), pick=pick)
-
-
-def test_determinism_same_seed_same_events():
-    def run():
-        log = []
-        random_playout(g, {}, 4, seed_for(77), on_event=lambda b, e, a: log.append(e))
-        return log
-    assert run() == run()
 
 
 # --------------------------------------------------------------------------- the heuristic bot
