@@ -13,7 +13,7 @@ from marshmallow import ValidationError
 from events.randomness import Draws
 from projections import big_shot as g
 from projections.game import IllegalAction
-from projections.templates import fill_template, is_range, matches
+from projections.templates import fill_template, matches
 from tests.gamekit import opening_draws, random_playout, seed_for, start_game
 from workers.bots import big_shot as bot
 
@@ -558,29 +558,20 @@ def test_two_district_requirement_and_shared_places():
 
 # ----------------------------------------------------------------------------- views, validation
 
-def test_everything_is_public_and_views_are_json_ready():
+def test_everything_is_public():
+    # so every seat sees the same views and events, as JSON: tests/test_conformance.py
+    assert g.HIDDEN_INFORMATION is False
     state, _ = started(4, seed=3)
     state, _ = act(state, state.start_player, {"type": "choose_start_space", "space": 0})
     views = [g.view(state, s) for s in (None, 0, 1, 2, 3)]
     for v in views:
-        assert json.loads(json.dumps(v)) == v
         assert v["phase"] == "auction" and v["to_act"] == g.to_act(state)
-    strip = [{k: x for k, x in v.items() if k != "seat"} for v in views]
-    assert all(s == strip[0] for s in strip)
     v = views[1]
     assert v["auction"]["lot"] == list(state.spaces[state.space])
     assert [s["colour"] for s in v["seats"]] == list(state.colours)
     assert v["loan_cards_left"] == 30 and v["seats"][0]["next_loan"] == 9
     assert len(v["dummy_colours"]) == 0 and v["board_reconstructed"] is True
     assert "seed" not in json.dumps(v) and "die" not in v
-
-
-def test_redact_returns_the_event_unchanged():
-    state, events = started(2)
-    for seat in (None, 0, 1):
-        for e in events:
-            assert g.redact(state, e, seat) == e
-    assert g.HIDDEN_INFORMATION is False
 
 
 def test_action_validation_messages_name_the_field():
@@ -600,17 +591,12 @@ def test_action_validation_messages_name_the_field():
         assert err.value.field == field, action
         assert err.value.message
     with pytest.raises(IllegalAction):
-        g.decide(state, 1, ["pass"], FixedDie(1))
-    with pytest.raises(IllegalAction):
         g.decide(state, 0, {"type": "pass"}, FixedDie(1))                     # out of turn
-    with pytest.raises(IllegalAction):
-        g.decide(state, 7, {"type": "pass"}, FixedDie(1))
+    # bad seats and malformed actions, for every game: tests/test_conformance.py
 
 
 def test_options_and_action_schemas():
-    assert g.OptionsSchema().load({}) == {}
-    with pytest.raises(ValidationError):
-        g.OptionsSchema().load({"players": 3})
+    assert g.OptionsSchema().load({}) == {}          # unknown options refused: tests/test_conformance.py
     assert set(g.ACTION_SCHEMAS) == {"choose_start_space", "borrow", "bid", "pass", "place"}
     examples = [{"type": "choose_start_space", "space": 5}, {"type": "borrow"},
                 {"type": "bid", "amount": 4}, {"type": "pass"},
@@ -625,9 +611,7 @@ def test_options_and_action_schemas():
     assert g.new_state({}, 3).rules_version == 2 and g.new_state({}, 3, rules_version=1).rules_version == 1
     with pytest.raises(ValueError):
         g.new_state({}, 3, rules_version=3)
-    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (2, 4)
-    with pytest.raises(ValueError):
-        g.new_state({}, 5)
+    assert (g.MIN_PLAYERS, g.MAX_PLAYERS) == (2, 4)   # others refused: tests/test_conformance.py
 
 
 def test_ledger_entries_for_a_sale_a_loan_and_a_placement():
@@ -665,15 +649,11 @@ def _check_cubes(state):
     assert total == {c: 18 for c in COLOURS}, total
 
 
-def _check_legal(state):
-    movers = g.to_act(state)
-    for seat in range(state.players):
-        legal = g.legal_actions(state, seat)
-        assert bool(legal) == (seat in movers)
-
-
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_random_playouts_keep_every_invariant(players):
+    """Big-shot's invariants at every event: the cubes add up, the ledger agrees with cash,
+    loans and spaces, districts sell and resolve by the majority rule. JSON, well-formed
+    transfers, redaction, legal actions: every game's, tests/test_conformance.py."""
     for n in range(40):
         seed = seed_for(100 * players + n)
         balances = defaultdict(int)
@@ -690,17 +670,9 @@ def test_random_playouts_keep_every_invariant(players):
 
         def on_event(before, event, after):
             seen[event["type"]] += 1
-            assert json.loads(json.dumps(event)) == event
-            assert g.evolve(before, json.loads(json.dumps(event))) == after
-            assert g.redact(before, event, 0) == event
             for t in g.transfers(before, event):
-                assert t.quantity > 0 and type(t.quantity) is int
                 balances[(t.frm, t.asset)] -= t.quantity
                 balances[(t.to, t.asset)] += t.quantity
-            sums = defaultdict(int)
-            for (acct, asset), q in balances.items():
-                sums[asset] += q
-            assert all(v == 0 for v in sums.values()), sums
             _check_cubes(after)
             # the ledger agrees with the state
             for seat in range(players):
@@ -725,7 +697,6 @@ def test_random_playouts_keep_every_invariant(players):
             assert sum(after.loans) <= 30
             if event["type"] == "lot_sold":
                 assert sum(1 for sp in after.spaces if sp) == 18 - after.auctions
-            _check_legal(after)
 
         final, actions = random_playout(g, {}, players, seed, on_event=on_event, max_actions=5000)
         assert g.is_over(final) and final.auctions == 18
@@ -741,32 +712,6 @@ def test_random_playouts_keep_every_invariant(players):
         assert r["scores"] == scores and r["districts"] == owned
         for w in r["winners"]:
             assert r["ranks"][w] == 1 and owned[w] >= 2
-
-
-def test_determinism_same_seed_same_actions_same_events():
-    def run():
-        log = []
-        random_playout(g, {}, 3, seed_for(77),
-                       on_event=lambda before, event, after: log.append(json.dumps(event)))
-        return log
-    assert run() == run()
-
-
-def test_legal_templates_are_legal_at_both_ends():
-    state, _ = started(3, seed=5)
-    rng = random.Random(5)
-    version = 0
-    while not g.is_over(state):
-        seat = g.to_act(state)[0]
-        legal = g.legal_actions(state, seat)
-        for template in legal:
-            for end in ("min", "max"):
-                action = {k: (v[end] if is_range(v) else v) for k, v in template.items()}
-                g.decide(state, seat, action, Draws(seed_for(5), f"probe{version}"))
-        version += 1
-        action = fill_template(rng.choice(legal), rng)
-        for e in g.decide(state, seat, action, Draws(seed_for(5), f"v{version}")):
-            state = g.evolve(state, e)
 
 
 # ----------------------------------------------------------------------------- the heuristic bot
