@@ -15,6 +15,7 @@ from marshmallow import ValidationError
 
 from events.randomness import Draws
 from projections import speculate as g
+from projections.speculate.state import _set   # the rules' own tuple helper: tests build states with it
 from projections.game import BANK, IllegalAction
 from projections.templates import fill_template, is_range
 from tests.gamekit import random_playout, seed_for, start_game
@@ -51,15 +52,15 @@ def at(state, seat, phase="trade", **changes):
 
 
 def with_shares(state, seat, counts):
-    return replace(state, shares=g._set(state.shares, seat, tuple(counts)))
+    return replace(state, shares=_set(state.shares, seat, tuple(counts)))
 
 
 def with_money(state, seat, amount):
-    return replace(state, money=g._set(state.money, seat, amount))
+    return replace(state, money=_set(state.money, seat, amount))
 
 
 def with_hand(state, seat, cards):
-    return replace(state, hands=g._set(state.hands, seat, tuple(cards)))
+    return replace(state, hands=_set(state.hands, seat, tuple(cards)))
 
 
 def with_prices(state, **prices):
@@ -382,8 +383,8 @@ EXAMPLE = "L2:stores=200,mines=150,properties=100"        # the source's example
 def objective_turn(n=4, holding=(20, 15, 10, 3, 0), objective=EXAMPLE, seat=0):
     state, _ = begin(n)
     state = at(state, seat, "event2")
-    state = replace(state, objectives=g._set(state.objectives, seat, objective),
-                    levels=g._set(state.levels, seat, g.parse_objective(objective)[0]))
+    state = replace(state, objectives=_set(state.objectives, seat, objective),
+                    levels=_set(state.levels, seat, g.parse_objective(objective)[0]))
     state = with_shares(state, seat, holding)
     return with_hand(state, seat, ["shipping:+1", "shipping:+2", "shipping:+3"])
 
@@ -544,7 +545,7 @@ def test_round_boundary_stays_at_the_eliminated_start_seat():
 
 def test_game_ends_when_one_player_is_left_and_bankrupt_rank_last_in_order():
     state, _ = begin(3)
-    state = replace(state, alive=(True, True, False), eliminated=(2,), shares=g._set(begin(3)[0].shares, 2, (0,) * 5))
+    state = replace(state, alive=(True, True, False), eliminated=(2,), shares=_set(begin(3)[0].shares, 2, (0,) * 5))
     state = with_money(state, 2, 0)
     state = at(replace(state, owes=100), 1)
     state = with_money(state, 1, 10)

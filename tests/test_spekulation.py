@@ -416,7 +416,7 @@ def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
     # version 2 (dice): both dice at the start of the turn, then the skip opens the commit
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(face_index, 2))                     # symbol, number 3
+    rules.ACTIONS.run_automatic(em, Scripted(face_index, 2))                     # symbol, number 3
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled", "rank_move_skipped"]
     assert em.events[1]["face"] == direction and em.events[2]["number"] == 3
     assert em.state.phase == "commit" and em.state.number == 3
@@ -426,7 +426,7 @@ def test_rank_move_skipped_when_no_company_may_move(face_index, direction):
 def test_version_1_rank_move_skipped_then_the_number_die(face_index, direction):
     state = replace(dice_game(), phase="next_turn", active=0, turn=1, rules_version=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(face_index, 2))                     # symbol, then number 3
+    rules.ACTIONS.run_automatic(em, Scripted(face_index, 2))                     # symbol, then number 3
     assert types(em.events) == ["turn_started", "symbol_rolled", "rank_move_skipped", "number_rolled"]
     assert em.events[1]["face"] == direction and em.events[3]["number"] == 3
     assert em.state.phase == "commit"
@@ -436,11 +436,11 @@ def test_symbol_die_faces_and_first_turn():
     assert g.SYMBOL_FACES.count("H") == 3 and set(g.SYMBOL_FACES) == {"H", "+1", "-1", "blank"}
     state = replace(dice_game(), phase="next_turn", active=0, turn=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(0, 4))                              # H: trade, number 5
+    rules.ACTIONS.run_automatic(em, Scripted(0, 4))                              # H: trade, number 5
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.state.phase == "trade" and em.state.trade_seat == 1 and em.state.number == 5
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(5, 0))                              # blank: straight to the cards
+    rules.ACTIONS.run_automatic(em, Scripted(5, 0))                              # blank: straight to the cards
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.events[-1]["number"] == 1 and em.state.phase == "commit" and em.state.commits == (None,) * 3
 
@@ -448,12 +448,12 @@ def test_symbol_die_faces_and_first_turn():
 def test_version_1_symbol_die_then_the_number_die_after_the_action():
     state = replace(dice_game(), phase="next_turn", active=0, turn=1, rules_version=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(0))                                 # H: trade, no number yet
+    rules.ACTIONS.run_automatic(em, Scripted(0))                                 # H: trade, no number yet
     assert types(em.events) == ["turn_started", "symbol_rolled"]
     assert em.state.phase == "trade" and em.state.trade_seat == 1 and em.state.number == 0
     assert g.view(em.state, 1)["number"] is None
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(5, 0))                              # blank: straight to the number
+    rules.ACTIONS.run_automatic(em, Scripted(5, 0))                              # blank: straight to the number
     assert types(em.events) == ["turn_started", "symbol_rolled", "number_rolled"]
     assert em.events[-1]["number"] == 1
 
@@ -506,7 +506,7 @@ def test_plus_one_never_moves_a_start_marker_onto_the_end():
     only_end = place(dice_game(), grey=61)
     assert g.rank_move_candidates(only_end, "+1") == []
     em = Batch(replace(only_end, phase="next_turn", active=0, turn=1), g.evolve)
-    rules._continue(em, Scripted(3, 0))
+    rules.ACTIONS.run_automatic(em, Scripted(3, 0))
     assert types(em.events)[-1] == "rank_move_skipped"
     assert g.rank_move_candidates(replace(only_end, rules_version=1), "+1") != []
 
@@ -673,7 +673,7 @@ def test_reshuffle_is_a_seeded_random_outcome():
 def test_tiles_drawn_tiles_stay_out_until_a_trade_tile():
     state = replace(tiles_game(3), phase="next_turn", active=0, turn=1)
     em = Batch(state, g.evolve)
-    rules._continue(em, Scripted(5, 0))                             # "none", move tile 1
+    rules.ACTIONS.run_automatic(em, Scripted(5, 0))                             # "none", move tile 1
     assert types(em.events) == ["turn_started", "action_tile_drawn", "move_tile_drawn"]
     assert em.events[1]["tile"] == "none" and em.events[2]["number"] == 1
     st = em.state

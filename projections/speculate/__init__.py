@@ -23,7 +23,7 @@ from .fold import evolve
 from .ledger import transfers
 from .payment import payment_plan
 from .rules import ACTION_SCHEMAS, ACTIONS, OptionsSchema, decide, legal_actions, start
-from .state import Offer, State, _set, is_over, new_state, objective_met, to_act   # _set: tests build states
+from .state import Offer, State, is_over, new_state, objective_met, to_act
 from .view import redact, result, score, view
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
     "DATA", "DATA_PATH", "SHARES", "NT", "SHARE_INDEX", "CARDS", "EVENT_CARDS_TUPLE", "TARGETS", "LEVELS",
     "START_PRICE", "PRICE_MIN", "PRICE_MAX", "FEE", "LATE_FEE", "MAX_ANNOUNCEMENTS", "FIRST_TURN_TYPES",
     "BANK_MARKUP", "BANK_MARKDOWN", "MAX_TYPES_HELD", "REWARD_EACH", "REWARD_SHARES_VALUE", "REWARD_BANK",
-    "ROUNDS_BY_PLAYERS", "objective_id", "objective_json", "parse_objective", "_set",
+    "ROUNDS_BY_PLAYERS", "objective_id", "objective_json", "parse_objective",
 ]
 
 

@@ -588,7 +588,6 @@ ACTIONS = Actions(NAME, [
 decide = ACTIONS.decide
 ACTION_SCHEMAS = ACTIONS.schemas
 legal_actions = ACTIONS.legal_actions
-_continue = ACTIONS.run_automatic       # the tests run the automatic steps from a state they build
 
 
 # ---------------------------------------------------------------------------------------
