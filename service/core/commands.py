@@ -36,6 +36,11 @@ CREATED_SCHEMA = 2
 # "<seat>:<key>", scoring's "scoring": none of them can collide).
 CREATE_IDEM = "create"
 CLAIM_IDEM = "claim:{}"
+# A claim sent without a key still has one, the request's own (never a client's: "claim:"
+# keys are the client's), so that the store's retry of an append whose reply was lost finds
+# it done instead of a taken seat. A create without a key needs none of its own: its game id
+# is new, so its "create" field is the request's alone.
+INTERNAL_CLAIM_IDEM = "claim-request:{}"
 SCORING = Idempotency("scoring", "scoring")
 
 
@@ -95,12 +100,10 @@ class Commands:
         same key with another body is a conflict. `admit()` runs once the request is known to
         be valid and new, not a retry (the caller's creation limits, which may raise)."""
         game, loaded = self._checked_creation(game_type, options, seats, seed)
-        game_id, idem = secrets.token_hex(8), None
-        if idempotency_key:
-            game_id = keyed_game_id(self.idem_key, idempotency_key)
-            idem = Idempotency(CREATE_IDEM, body_digest({
-                "type": game_type, "options": options or {}, "seats": seats, "seed": seed,
-                "turn_timeout": turn_timeout}))
+        digest = body_digest({"type": game_type, "options": options or {}, "seats": seats, "seed": seed,
+                              "turn_timeout": turn_timeout})
+        game_id = keyed_game_id(self.idem_key, idempotency_key) if idempotency_key else secrets.token_hex(8)
+        idem = Idempotency(CREATE_IDEM, digest)
         seed = seed or new_seed()
 
         def decide(_empty: Session, careful: bool) -> Decision:
@@ -117,9 +120,10 @@ class Commands:
             return Decision(events, expected_version=0, meta={"seed": seed, "type": game_type})
 
         return self.unit_of_work.run(Command(
-            game_id, decide, new=True, idem=idem,
+            game_id, decide, new=True, idem=idem, unseen=not idempotency_key,
             answer=lambda done: Created(done.after, False),
-            replay=lambda receipt: Created(self._healed_as_of(game_id, receipt), True),
+            # a replay of the client's key is marked so; the store's own retry answers as the first time
+            replay=lambda receipt: Created(self._healed_as_of(game_id, receipt), bool(idempotency_key)),
             # Only a keyed id can be taken: by a game created without this key (a 64-bit clash).
             version_conflict=lambda err: Conflict(
                 f"{IDEMPOTENCY_KEY}: another game holds the id this key names; use another key",
@@ -182,10 +186,12 @@ class Commands:
         the server's idem_key, the game, the seat and the key (tokens.keyed_token), so a retry
         with the same key and body gets the same token back although only its hash is stored;
         the same key with another body (seat or name) is a conflict."""
-        idem, token = None, new_token()
+        digest = body_digest({"seat": seat, "name": name})
         if idempotency_key:
-            idem = Idempotency(CLAIM_IDEM.format(idempotency_key), body_digest({"seat": seat, "name": name}))
+            idem = Idempotency(CLAIM_IDEM.format(idempotency_key), digest)
             token = keyed_token(self.idem_key, game_id, seat, idempotency_key)
+        else:
+            idem, token = Idempotency(INTERNAL_CLAIM_IDEM.format(secrets.token_hex(8)), digest), new_token()
 
         def decide(session: Session, careful: bool) -> Decision:
             if not 0 <= seat < len(session.seats):
@@ -205,16 +211,16 @@ class Commands:
 
         return self.unit_of_work.run(Command(
             game_id, decide, answer, idem=idem,
-            replay=lambda receipt: self._claim_replayed(game_id, seat, token, receipt)))
+            replay=lambda receipt: self._claim_replayed(game_id, seat, token, receipt, bool(idempotency_key))))
 
-    def _claim_replayed(self, game_id: str, seat: int, token: str, receipt: Receipt) -> Claimed:
+    def _claim_replayed(self, game_id: str, seat: int, token: str, receipt: Receipt, keyed: bool) -> Claimed:
         digest_of_token = token_hash(token)
         if self.store.get_meta(game_id, f"token:{digest_of_token}")[f"token:{digest_of_token}"] != str(seat):
             # The seat was claimed with this key, but the token no longer derives from it: the
             # server's idem_key was replaced (service:secrets lost). Never hand out a dead token.
             raise RuntimeError(f"the idem_key changed since seat {seat} of {game_id} was claimed")
         self.index.record_token(digest_of_token, game_id, seat)   # a lost directory write, repaired
-        return Claimed(self._healed_as_of(game_id, receipt), token, True)
+        return Claimed(self._healed_as_of(game_id, receipt), token, keyed)
 
     # --- acting ---------------------------------------------------------------------------
     def act(self, game_id: str, seat: int, action: dict, *, expected_version: Optional[int] = None,

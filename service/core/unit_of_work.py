@@ -97,6 +97,7 @@ class Command(Generic[Aggregate, Result]):
     - `answer(appended)`: the result once the batch is appended and the follow-ups ran;
     - `replay(receipt)`: the original result of an idempotent retry;
     - `new`: the stream must not exist yet (a creation): it decides on `repository.empty`;
+      `unseen`: its id is the request's own, so no earlier request can have used its key;
     - `cached`: an aggregate to try first without reading the head (the fast path);
     - `version_conflict(err)`: the error when the expected version was not the stream's."""
 
@@ -108,6 +109,7 @@ class Command(Generic[Aggregate, Result]):
     new: bool = False
     cached: Optional[Aggregate] = None
     version_conflict: Optional[Callable[[VersionConflict], Exception]] = None
+    unseen: bool = False   # a new stream this request named itself (a random id): nothing to peek first
 
 
 def idempotency_conflict(version: int) -> Conflict:
@@ -142,10 +144,10 @@ class UnitOfWork(Generic[Aggregate]):
         raise Conflict("the stream is too busy now; retry", {"version": version}, code="version_conflict")
 
     def _peek(self, command: Command) -> tuple[Optional[tuple[str, Receipt]], int, str]:
+        if command.new and (command.unseen or command.idem is None):
+            return None, 0, ""   # the append's expected version 0 is the check: no read first
         if command.idem is not None:
             return self.repository.peek(command.stream_id, command.idem.key)
-        if command.new:   # the append's expected version 0 is the check: no read first
-            return None, 0, ""
         return (None, *self.repository.head(command.stream_id))
 
     def _attempt(self, command: Command, aggregate, careful: bool):
