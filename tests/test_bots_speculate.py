@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import replace
 
 from projections import speculate as g
+from projections.speculate.state import _set   # the rules' own tuple helper: tests build states with it
 from projections.registry import get_game
 from tests.gamekit import seed_for, start_game
 from workers.bots.search import game_search
@@ -68,8 +69,8 @@ def _card_view(hand, shares=None):
         shares[2] = shares[3] = [8, 8, 8, 8, 0]
     state = replace(state, active=0, phase="event1", first_turn=False,
                     shares=tuple(tuple(h) for h in shares),
-                    hands=g._set(state.hands, 0, tuple(hand)),
-                    objectives=g._set(state.objectives, 0, g.objective_id(1, {0: 100, 1: 80, 2: 60})))
+                    hands=_set(state.hands, 0, tuple(hand)),
+                    objectives=_set(state.objectives, 0, g.objective_id(1, {0: 100, 1: 80, 2: 60})))
     return g.view(state, 0), g.legal_actions(state, 0)
 
 
