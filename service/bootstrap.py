@@ -79,9 +79,13 @@ def build_backend(config: dict) -> Backend:
     return Backend(client, rq_client, False, probe_client=probe)
 
 
-def build_jobs(backend: Backend) -> RQJobs:
-    """The RQ queue, storing the current request's id with each job it enqueues."""
-    return RQJobs(backend.rq_client, request_id=current_request_id)
+def build_jobs(backend: Backend, config: Optional[dict] = None) -> RQJobs:
+    """The RQ queue, storing the current request's id with each job it enqueues, and
+    scheduling bot turns fairly across creators (BOT_TURNS_PER_CREATOR, BOT_MS_PER_CREATOR)."""
+    config = config or {}
+    return RQJobs(backend.rq_client, request_id=current_request_id,
+                  per_creator=int(config.get("BOT_TURNS_PER_CREATOR", 2) or 0),
+                  ms_per_minute=float(config.get("BOT_MS_PER_CREATOR", 10_000) or 0))
 
 
 def job_counter(backend: Backend):
@@ -95,7 +99,7 @@ def job_counter(backend: Backend):
 
     def counts() -> dict:
         out: dict = {}
-        for queue in (jobs.queue, jobs.background):
+        for queue in jobs.queues:
             for key, n in rq_job_counts(queue).items():
                 out[key] = out.get(key, 0) + n
         return out
@@ -131,7 +135,7 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
     the app and the worker at start-up (service/games.py)."""
     check_games()
     core = GameService(build_store(config, backend), GameIndex(backend.store_client),
-                       jobs if jobs is not None else build_jobs(backend),
+                       jobs if jobs is not None else build_jobs(backend, config),
                        allow_seed=bool(config.get("ALLOW_SEED")),
                        snapshot_every=int(config.get("SNAPSHOT_EVERY") or 0),
                        stream_keepalive=float(config.get("STREAM_KEEPALIVE", 15.0)),

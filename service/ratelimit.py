@@ -4,12 +4,16 @@
 - game creation, per address (CREATE_LIMIT): its own, tighter window, since each game costs
   storage for good (its log is kept);
 - games only bots play, live at once per creating address (BOT_GAMES_PER_ADDRESS): each keeps
-  a worker busy until it ends, so one client's bot games cannot fill the background queue.
+  a worker busy until it ends, so one client's bot games cannot fill the background queue (a
+  seat a turn timeout plays counts as a bot's).
+Each creation limit is checked and taken in one atomic step, and given back when the create
+fails after all (admit_creation, give_back).
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 
 from flask import Flask, current_app, request
@@ -61,42 +65,107 @@ def _bot_games_key() -> str:
     return f"creator:{request.remote_addr}:bot-games"
 
 
-def check_creation(all_bots: bool, live_status) -> None:
-    """Before a game is created: 429 `too_many_games` past CREATE_LIMIT for this address, 429
-    `too_many_bot_games` when it already has BOT_GAMES_PER_ADDRESS live games only bots play
-    (`live_status(game_id)` reads a game's status; finished ones are forgotten)."""
+def creator() -> str:
+    """Whose bot time a game created by this request is (the fair scheduling of bot turns,
+    workers/queue.py): the client address today, hashed (it is kept with the game)."""
+    return "addr:" + hashlib.sha256(str(request.remote_addr).encode()).hexdigest()[:16]
+
+
+# Takes a slot of the address's live self-playing games, or says how many it has: one step.
+# KEYS[1]: the address's games (a sorted set by time: game ids, and "r:<token>" reservations of
+# creates under way). ARGV: cap, reservation, now, seconds after which a reservation is stale
+# (its create died). Returns -1 when taken (or already held), else the number of live games.
+_TAKE_SLOT = """
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[3]) - tonumber(ARGV[4]))
+for _, member in ipairs(old) do
+  if string.sub(member, 1, 2) == 'r:' then redis.call('ZREM', KEYS[1], member) end
+end
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
+local live = redis.call('ZCARD', KEYS[1])
+if live >= tonumber(ARGV[1]) then return live end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+redis.call('EXPIRE', KEYS[1], 604800)
+return -1
+"""
+RESERVATION_STALE = 60   # seconds: a create that held a slot this long without a game died
+
+
+class Admission:
+    """What one create request took of the creation caps: given back if the create then fails,
+    turned into the game's own entry once it is made. `self_playing`: a game that can play to
+    its end with nobody acting, every seat a bot's or played by a turn timeout."""
+
+    def __init__(self, self_playing: bool):
+        self.self_playing = self_playing
+        self.reservation = "r:" + secrets.token_hex(8)
+        self.window_key = None     # the CREATE_LIMIT counter this request counted in
+        self.slot_key = None       # the set it holds a reservation in
+        self.taken = False
+
+
+def admit_creation(admission: Admission, live_status) -> None:
+    """Before a game is created (the core's `admit`: a new, valid create only): 429
+    `too_many_games` past CREATE_LIMIT for this address, 429 `too_many_bot_games` when it
+    already has BOT_GAMES_PER_ADDRESS live self-playing games. Each limit is checked and taken
+    in one atomic step (an INCR; a Lua script), so parallel creates cannot pass it together;
+    `live_status(game_id)` reads a game's status, to forget the ones that are over. Runs once
+    per request, however often the core decides the create again."""
+    if admission.taken:
+        return
     client = current_app.extensions["backend"].store_client
     spec = current_app.config.get("CREATE_LIMIT")
     if spec:
         limit, window = parse_limit(spec)
+        now = int(time.time())
+        key = f"rate:create:{request.remote_addr}:{now // window}"
         (count,), retry_after = _window_counts(client, [f"create:{request.remote_addr}"], window)
         if count > limit:
             raise TooManyRequests(f"game creation: more than {limit} games in {window} s from this address; "
                                   f"retry in {retry_after} s", retry_after, code="too_many_games")
+        admission.window_key = key
     cap = int(current_app.config.get("BOT_GAMES_PER_ADDRESS") or 0)
-    if all_bots and cap:
+    if admission.self_playing and cap:
         key = _bot_games_key()
-        live = 0
-        for member in client.zrange(key, 0, -1):
+        for member in client.zrange(key, 0, -1):   # forget the games that are over (never a live one)
             game_id = member.decode()
+            if game_id.startswith("r:"):
+                continue
             try:
                 status = live_status(game_id)
             except CoreError:   # no such game any more
                 status = None
-            if status in LIVE:
-                live += 1
-            else:
+            if status not in LIVE:
                 client.zrem(key, game_id)
-        if live >= cap:
+        live = client.register_script(_TAKE_SLOT)(keys=[key], args=[cap, admission.reservation, time.time(),
+                                                                      RESERVATION_STALE])
+        if live != -1:
             raise TooManyRequests(f"seats: this address already has {live} live games only bots play (at most "
-                                  f"{cap}); wait for one to end, or add a player seat", 10, code="too_many_bot_games")
+                                  f"{cap}; a seat played by a turn timeout counts as a bot's); wait for one to "
+                                  f"end, or add a player seat", 10, code="too_many_bot_games")
+        admission.slot_key = key
+    admission.taken = True
 
 
-def record_creation(game_id: str, all_bots: bool) -> None:
-    if all_bots and current_app.config.get("BOT_GAMES_PER_ADDRESS"):
+def give_back(admission: Admission) -> None:
+    """The create that took these places failed after all (a conflict, an error): both go back."""
+    if not admission.taken:
+        return
+    client = current_app.extensions["backend"].store_client
+    pipe = client.pipeline()
+    if admission.window_key:
+        pipe.decr(admission.window_key)
+    if admission.slot_key:
+        pipe.zrem(admission.slot_key, admission.reservation)
+    pipe.execute()
+    admission.taken = False
+
+
+def record_creation(game_id: str, admission: Admission) -> None:
+    """The game is made: its reservation becomes its own entry, in one transaction."""
+    if admission.slot_key:
         client = current_app.extensions["backend"].store_client
-        key = _bot_games_key()
-        pipe = client.pipeline()
-        pipe.zadd(key, {game_id: time.time()})
-        pipe.expire(key, 7 * 86400)
+        pipe = client.pipeline(transaction=True)
+        pipe.zrem(admission.slot_key, admission.reservation)
+        pipe.zadd(admission.slot_key, {game_id: time.time()})
+        pipe.expire(admission.slot_key, 7 * 86400)
         pipe.execute()

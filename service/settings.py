@@ -131,6 +131,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CREATE_LIMIT", "30/60", _rate, "Games created per window, per address (429 `too_many_games` past it)."),
     Setting("BOT_GAMES_PER_ADDRESS", 4, _integer(0), "Live games only bots play, per creating address (429 `too_many_bot_games` past it; 0: no cap)."),
     Setting("BOT_JOBS_PER_GAME", 1, _integer(0, 16), "Bot turns of one all-bot game queued at once (0: every seat to act)."),
+    Setting("BOT_TURNS_PER_CREATOR", 2, _integer(0, 64), "Bot turns of one creator's games queued or running at once; the rest wait their turn in the creator's list (0: no bound)."),
+    Setting("BOT_MS_PER_CREATOR", 10_000, _integer(0), "Bot time per minute, milliseconds, past which a creator's bot turns queue behind every other creator's (0: never)."),
     Setting("SEARCH_MAX_TIME_MS", 200, _number(1, 60_000), "The most time a `search` bot may think per move, milliseconds: a seat's `budget.time_ms` above it is a 422, and a stored budget is clamped to it."),
     Setting("SEARCH_MAX_ITERATIONS", 20_000, _integer(1, 10_000_000), "The most iterations a `search` bot may run per move: a seat's `budget.iterations` above it is a 422, and a stored budget is clamped to it."),
     Setting("LOBBY_EXPIRY", 86400, _integer(0), "Seconds an open game nobody fills stays in the lobby (its log is kept; 0: forever)."),

@@ -14,7 +14,7 @@ from service_kit import make_service
 from workers import jobs as job_functions
 from workers import tasks
 from workers.embedded import ThreadWorker
-from workers.queue import BACKGROUND_QUEUE_NAME, QUEUE_NAME, RQJobs, worker_queues
+from workers.queue import BACKGROUND_QUEUE_NAME, HEAVY_QUEUE_NAME, QUEUE_NAME, RQJobs, worker_queues
 
 SEED = "ef" * 32
 
@@ -103,7 +103,7 @@ def test_an_all_bot_games_work_waits_in_the_background_queue(fake_redis):
     background = Queue(BACKGROUND_QUEUE_NAME, connection=fake_redis).get_job_ids()
     assert all(mixed.game_id in job_id for job_id in first)
     assert len(background) == 1 and background[0].startswith("bot_")
-    assert [q.name for q in worker_queues(fake_redis)] == [QUEUE_NAME, BACKGROUND_QUEUE_NAME]
+    assert [q.name for q in worker_queues(fake_redis)] == [QUEUE_NAME, HEAVY_QUEUE_NAME, BACKGROUND_QUEUE_NAME]
 
 
 def test_a_scoring_retry_repairs_a_leaderboard_missed_by_a_crash(fake_redis):

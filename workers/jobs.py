@@ -17,9 +17,11 @@ import hashlib
 import hmac
 import logging
 import random
+import time
 from typing import Optional
 
 from .bots import policy
+from .bots.search.budget import turn_clock
 from .metrics import RECONCILER_REPAIRS
 
 CONFLICT = "conflict"   # the kind (class-level code) of the core's error for a raced command
@@ -43,15 +45,20 @@ def bot_rng(game_id: str, seat: int, version: int, key: bytes = b"") -> random.R
 
 
 def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
-          key_version: Optional[int] = None, budget: Optional[dict] = None) -> str:
+          key_version: Optional[int] = None, budget: Optional[dict] = None,
+          session=None, started: Optional[float] = None) -> str:
     """Play the seat's move at `version` with the level's policy. `budget`: a search seat's,
-    as stored with the game; the policy clamps it to the service's limits (SEARCH_MAX_*)."""
-    session = service.load(game_id)
+    as stored with the game; the policy clamps it to the service's limits (SEARCH_MAX_*). A
+    search's time cap counts from `started`, the job's start (`turn_clock`): loading the game
+    and its view are part of the turn the cap bounds."""
+    started = time.perf_counter() if started is None else started
+    session = session if session is not None and session.version == version else service.load(game_id)
     if session.version != version or seat not in session.to_act():
         return "stale"
     view = service.view_of(session, seat)  # the seat's view only, never the full state
     choose = policy(session.game_type, level, budget=budget, limits=service.search_limits)
-    action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version, service.bot_key))
+    with turn_clock(started):
+        action = choose(view["state"], view["legal_actions"], seat, bot_rng(game_id, seat, version, service.bot_key))
     try:
         key = f"{by}:{version if key_version is None else key_version}"
         receipt, _, _ = service.act(game_id, seat, action, expected_version=version, idempotency_key=key, by=by)
@@ -63,11 +70,23 @@ def _play(service, game_id: str, seat: int, version: int, level: str, by: str,
 
 
 def bot_turn(service, game_id: str, seat: int, version: int) -> str:
+    """A bot's turn. Its wall time is charged to the game's creator and frees the creator's
+    slot in the fair scheduling of bot turns (workers/queue.py), when the jobs schedule so."""
+    started = time.perf_counter()
     session = service.load(game_id)
     info = session.seats[seat]
     if info.kind != "bot":
-        return "not a bot"
-    return _play(service, game_id, seat, version, info.level, f"bot:{info.level}", budget=info.budget)
+        outcome = "not a bot"
+    else:
+        outcome = _play(service, game_id, seat, version, info.level, f"bot:{info.level}", budget=info.budget,
+                        session=session, started=started)
+    finished = getattr(service.jobs, "finished", None)
+    if finished is not None:   # on an error RQ retries the job: its slot stays taken meanwhile
+        try:
+            finished(f"bot_{game_id}_{seat}_{version}", time.perf_counter() - started)
+        except Exception as err:   # the reconciler releases waiting turns too
+            log.warning("releasing the next bot turn after %s failed: %s", game_id, err)
+    return outcome
 
 
 def turn_timeout(service, game_id: str, seat: int, version: int) -> str:
@@ -99,6 +118,12 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     if service.lobby_expiry:
         service.expire_unjoined(service.lobby_expiry)
     done = reconcile_pass(service, batch=max(limit, 1))
+    release = getattr(service.jobs, "release_waiting", None)
+    if release is not None:   # bot turns held back whose releasing job died with its worker
+        try:
+            release()
+        except Exception as err:
+            log.warning("releasing waiting bot turns failed: %s", err)
     if service.archiving is not None:     # scored games past SPECULATION_ARCHIVE_AFTER leave Redis
         service.archive_due(limit=min(limit, 100))
     return done.touched + done.waiting

@@ -1,10 +1,20 @@
 """Enqueueing follow-up jobs on RQ (the service's `Jobs`), one job id per unit of work.
 
-Two queues, in priority order: `games` holds the work of games with a player seat (their
-bots' turns, timeouts, scoring) and `games-bots` the work of games only bots play. A worker
-takes a job from `games-bots` only when `games` is empty (RQ dequeues its queues in order), so
-a bot turn in a person's game never waits behind all-bot games; `worker_queues` gives the
-list every worker listens on.
+Three queues, in priority order: `games` holds the work of games with a player seat (their
+bots' turns, timeouts, scoring), `games-heavy` the bot turns of creators past their share of
+bot time, and `games-bots` the work of games only bots play. A worker takes a job from a
+queue only when the ones before it are empty (RQ dequeues its queues in order), so a bot turn
+in a person's game never waits behind all-bot games; `worker_queues` gives the list every
+worker listens on.
+
+Bot turns are scheduled fairly across creators (the game's `creator`, recorded with it: the
+client address today). A creator has at most `per_creator` bot turns queued or running at once;
+its other due turns wait in its own list in Redis (`fair:wait:<creator>`) and are released, in
+order, as its turns finish (`finished`, called by the job) or by the reconciler's pass
+(`release_waiting`: a turn whose worker died). Taking a slot and releasing one are each one Lua
+script. A creator whose bot turns took more than `ms_per_minute` of worker time over the last
+minute or two has its turns queued on `games-heavy`, behind every other creator's: one
+creator's backlog never holds up another's next turn, whatever the mix of seats.
 
 A job id names its work, e.g. bot_GAME_SEAT_VERSION, and is enqueued with unique=True, so
 the reconciler and a retried request never queue the same turn twice; a finished or failed
@@ -18,6 +28,8 @@ request being served), is stored in each job's meta: the job's log lines carry i
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import timedelta
 from typing import Callable, Optional
 
@@ -29,7 +41,63 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegis
 from rq.utils import now
 
 QUEUE_NAME = "games"              # games with a player seat: first
+HEAVY_QUEUE_NAME = "games-heavy"  # bot turns of creators past their share of bot time: next
 BACKGROUND_QUEUE_NAME = "games-bots"   # games only bots play: when nothing else waits
+PER_CREATOR = 2          # bot turns of one creator queued or running at once
+MS_PER_MINUTE = 10_000   # bot time per minute past which a creator's turns go to games-heavy
+ADMITTED_GRACE = 30      # seconds a slot may be held by a job RQ does not know (yet)
+
+# Both scripts first free the slots of jobs that are over (finished, failed, stopped,
+# canceled in RQ, or unknown to RQ for ADMITTED_GRACE seconds: a release that died before its
+# enqueue). KEYS: the creator's running set, waiting list, waiting specs, the set of creators
+# with waiting turns. ARGV: job id, spec (admit) / job finished (release), per_creator, now,
+# grace, RQ's job key prefix, creator.
+_PRUNE = """
+local running = KEYS[1]
+local cap, now, grace, prefix = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local held = redis.call('ZRANGE', running, 0, -1, 'WITHSCORES')
+for i = 1, #held, 2 do
+  local status = redis.call('HGET', prefix .. held[i], 'status')
+  if (not status and now - tonumber(held[i + 1]) > grace) or status == 'finished' or status == 'failed'
+     or status == 'stopped' or status == 'canceled' then
+    redis.call('ZREM', running, held[i])
+  end
+end
+"""
+_ADMIT = _PRUNE + """
+local job = ARGV[1]
+if redis.call('ZSCORE', running, job) then return 1 end
+if redis.call('HEXISTS', KEYS[3], job) == 1 then return 0 end
+if redis.call('ZCARD', running) < cap then
+  redis.call('ZADD', running, now, job)
+  redis.call('EXPIRE', running, 86400)
+  return 1
+end
+redis.call('RPUSH', KEYS[2], job)
+redis.call('HSET', KEYS[3], job, ARGV[2])
+redis.call('EXPIRE', KEYS[2], 86400)
+redis.call('EXPIRE', KEYS[3], 86400)
+redis.call('SADD', KEYS[4], ARGV[7])
+return 0
+"""
+_RELEASE = """
+if ARGV[2] ~= '' then redis.call('ZREM', KEYS[1], ARGV[2]) end
+""" + _PRUNE + """
+local out = {}
+while redis.call('ZCARD', running) < cap do
+  local job = redis.call('LPOP', KEYS[2])
+  if not job then break end
+  local spec = redis.call('HGET', KEYS[3], job)
+  redis.call('HDEL', KEYS[3], job)
+  if spec then
+    redis.call('ZADD', running, now, job)
+    table.insert(out, spec)
+  end
+end
+if redis.call('LLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[4], ARGV[7]) end
+return out
+"""
+CREATORS_KEY = "fair:creators"
 JOB_TIMEOUT = 30
 RETRY = Retry(max=3, interval=[1, 2, 5])
 TASKS = "workers.tasks"
@@ -38,24 +106,43 @@ DONE = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCE
 
 def worker_queues(connection) -> list[Queue]:
     """The queues a worker takes jobs from, first to last."""
-    return [Queue(QUEUE_NAME, connection=connection), Queue(BACKGROUND_QUEUE_NAME, connection=connection)]
+    return [Queue(name, connection=connection) for name in (QUEUE_NAME, HEAVY_QUEUE_NAME, BACKGROUND_QUEUE_NAME)]
 
 
 class RQJobs:
+    fair = True   # bot turns take the game's creator (service/core/game_repository.py)
+
     def __init__(self, connection, queue_name: str = QUEUE_NAME,
                  background_queue_name: str = BACKGROUND_QUEUE_NAME,
-                 request_id: Optional[Callable[[], Optional[str]]] = None):
+                 request_id: Optional[Callable[[], Optional[str]]] = None,
+                 per_creator: int = PER_CREATOR, ms_per_minute: float = MS_PER_MINUTE,
+                 heavy_queue_name: str = HEAVY_QUEUE_NAME):
         self.queue = Queue(queue_name, connection=connection)
+        self.heavy = Queue(heavy_queue_name, connection=connection)
         self.background = Queue(background_queue_name, connection=connection)
         self.request_id = request_id or (lambda: None)
+        self.per_creator = per_creator        # 0: bot turns are not held back per creator
+        self.ms_per_minute = ms_per_minute    # 0: no creator's turns go to games-heavy
+        self._admit = connection.register_script(_ADMIT)
+        self._release = connection.register_script(_RELEASE)
 
-    def _enqueue(self, job_id: str, func, *args, delay: float = 0, background: bool = False) -> None:
+    @property
+    def queues(self) -> tuple[Queue, ...]:
+        return (self.queue, self.heavy, self.background)
+
+    def _enqueue(self, job_id: str, func, *args, delay: float = 0, background: bool = False,
+                 creator: str = "", queue: Optional[Queue] = None, request_id: Optional[str] = None) -> None:
         options = dict(job_id=job_id, job_timeout=JOB_TIMEOUT, retry=RETRY, result_ttl=600,
                        failure_ttl=3600, unique=True)
-        request_id = self.request_id()
+        request_id = request_id or self.request_id()
+        meta = {}
         if request_id:   # the request that caused the job, in the job's logs
-            options["meta"] = {"request_id": request_id}
-        queue = self.background if background else self.queue
+            meta["request_id"] = request_id
+        if creator:      # whose bot time the job is (finished: charged, and the next released)
+            meta["creator"] = creator
+        if meta:
+            options["meta"] = meta
+        queue = queue or (self.background if background else self.queue)
         for _ in range(2):
             try:
                 if delay and self._pending(job_id):
@@ -112,9 +199,106 @@ class RQJobs:
         now = job.get_status(refresh=True)
         return now != status and now is not None and now not in DONE
 
-    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
-        self._enqueue(f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn", game_id, seat, version,
-                      background=background)
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False,
+                 creator: str = "") -> None:
+        job_id, func = f"bot_{game_id}_{seat}_{version}", f"{TASKS}.bot_turn"
+        if not creator or not self.per_creator:
+            self._enqueue(job_id, func, game_id, seat, version, background=background, creator=creator,
+                          queue=self._queue_for(creator, background))
+            return
+        spec = json.dumps({"id": job_id, "func": func, "args": [game_id, seat, version],
+                           "background": background, "creator": creator, "request_id": self.request_id()})
+        if self._admit(keys=self._fair_keys(creator), args=self._fair_args(job_id, spec, creator)):
+            self._enqueue(job_id, func, game_id, seat, version, background=background, creator=creator,
+                          queue=self._queue_for(creator, background))
+        # else it waits in the creator's list: released as the creator's turns finish
+
+    # --- fair bot time across creators --------------------------------------------------
+    @staticmethod
+    def _fair_keys(creator: str) -> list[str]:
+        return [f"fair:running:{creator}", f"fair:wait:{creator}", f"fair:spec:{creator}", CREATORS_KEY]
+
+    def _fair_args(self, job_id: str, spec_or_done: str, creator: str) -> list:
+        return [job_id, spec_or_done, self.per_creator, time.time(), ADMITTED_GRACE,
+                Job.redis_job_namespace_prefix, creator]
+
+    @staticmethod
+    def _usage_keys(creator: str) -> list[str]:
+        minute = int(time.time() // 60)
+        return [f"fair:used:{creator}:{minute}", f"fair:used:{creator}:{minute - 1}"]
+
+    def usage_ms(self, creator: str) -> float:
+        """The creator's bot time, in ms, over this minute and the one before."""
+        return sum(float(v or 0) for v in self.queue.connection.mget(self._usage_keys(creator)))
+
+    def _queue_for(self, creator: str, background: bool) -> Queue:
+        """`games-heavy` for a creator past its share of bot time: more than `ms_per_minute`,
+        or more than a fair share (the mean of the creators with bot time in the window) once
+        it has used a tenth of that; `games` otherwise."""
+        if background:
+            return self.background
+        if not creator or not self.ms_per_minute:
+            return self.queue
+        minute = int(time.time() // 60)
+        with self.queue.connection.pipeline(transaction=False) as pipe:
+            pipe.mget(self._usage_keys(creator) + [f"fair:used:*:{minute}", f"fair:used:*:{minute - 1}"])
+            pipe.scard(f"fair:active:{minute}")
+            pipe.scard(f"fair:active:{minute - 1}")
+            values, active, before = pipe.execute()
+        mine = sum(float(v or 0) for v in values[:2])
+        total = sum(float(v or 0) for v in values[2:])
+        share = total / max(1, active, before)
+        if mine > self.ms_per_minute or (mine > self.ms_per_minute / 10 and mine > share):
+            return self.heavy
+        return self.queue
+
+    def finished(self, job_id: str, seconds: float) -> list[str]:
+        """A bot turn is over (called by the job, workers/jobs.py): its time is charged to its
+        creator, its slot freed, and the creator's next waiting turns enqueued. Returns their ids."""
+        from rq import get_current_job
+
+        job = get_current_job()
+        if job is None or job.id != job_id:
+            try:
+                job = Job.fetch(job_id, connection=self.queue.connection)
+            except NoSuchJobError:
+                return []
+        creator = (job.meta or {}).get("creator")
+        if not creator:
+            return []
+        key = self._usage_keys(creator)[0]
+        minute = int(time.time() // 60)
+        ms = round(seconds * 1000.0, 3)
+        with self.queue.connection.pipeline() as pipe:
+            for counter in (key, f"fair:used:*:{minute}"):    # the creator's, and every creator's
+                pipe.incrbyfloat(counter, ms)
+                pipe.expire(counter, 180)
+            pipe.sadd(f"fair:active:{minute}", creator)
+            pipe.expire(f"fair:active:{minute}", 180)
+            pipe.execute()
+        return self._release_next(creator, job_id) if self.per_creator else []
+
+    def _release_next(self, creator: str, done: str = "") -> list[str]:
+        released = []
+        for raw in self._release(keys=self._fair_keys(creator), args=self._fair_args(done, done, creator)):
+            spec = json.loads(raw)
+            self._enqueue(spec["id"], spec["func"], *spec["args"], background=spec["background"],
+                          creator=creator, queue=self._queue_for(creator, spec["background"]),
+                          request_id=spec.get("request_id"))
+            released.append(spec["id"])
+        return released
+
+    def release_waiting(self) -> list[str]:
+        """Release what every creator's free slots allow (the reconciler's pass): the turns
+        held back behind a job whose worker died, or whose job failed."""
+        released = []
+        for creator in self.queue.connection.smembers(CREATORS_KEY):
+            released += self._release_next(creator.decode())
+        return released
+
+    def waiting(self, creator: str) -> int:
+        """How many bot turns of the creator wait for a slot."""
+        return self.queue.connection.llen(f"fair:wait:{creator}")
 
     def score(self, game_id: str, background: bool = False) -> None:
         self._enqueue(f"score_{game_id}", f"{TASKS}.score", game_id, background=background)
@@ -134,7 +318,7 @@ class RQJobs:
         it well below `abandoned_after`). Re-running the work is safe: every job is
         idempotent by (game, seat, version)."""
         recovered = []
-        for queue in (self.queue, self.background):
+        for queue in self.queues:
             recovered += self._recover_abandoned(queue, abandoned_after)
         recovered += self.enqueue_overdue(abandoned_after)
         return recovered
@@ -184,7 +368,7 @@ class RQJobs:
 
         moved = []
         cutoff = int((now() - _td(seconds=late_by)).timestamp())
-        for queue in (self.queue, self.background):
+        for queue in self.queues:
             registry = ScheduledJobRegistry(queue=queue)
             for job_id in registry.get_jobs_to_schedule(cutoff):
                 try:

@@ -93,12 +93,14 @@ class Commands:
     def create_game(self, game_type: str, options: Optional[dict], seats: list[dict], *,
                     seed: Optional[str] = None, turn_timeout: Optional[float] = None,
                     idempotency_key: Optional[str] = None,
-                    admit: Optional[Callable[[], None]] = None) -> Created:
+                    admit: Optional[Callable[[], None]] = None, creator: str = "") -> Created:
         """Create a game. With an `idempotency_key` the game's id is derived from it (HMAC
         under the server's idem_key): a retry with the same key and body finds the same game
         and gets its original summary (and repairs a lost lobby write or follow-up job); the
         same key with another body is a conflict. `admit()` runs once the request is known to
-        be valid and new, not a retry (the caller's creation limits, which may raise)."""
+        be valid and new, not a retry (the caller's creation limits, which may raise).
+        `creator`: whose bot time the game's bot turns are (the route's client address), kept
+        in the game's meta, not in its events."""
         game, loaded = self._checked_creation(game_type, options, seats, seed)
         digest = body_digest({"type": game_type, "options": options or {}, "seats": seats, "seed": seed,
                               "turn_timeout": turn_timeout})
@@ -117,7 +119,8 @@ class Commands:
             if all(s["kind"] == "bot" for s in seat_info):
                 state = game.new_state(loaded, len(seat_info), rules_version=game.RULES_VERSION)
                 events += _new_events([{"type": "game.started"}] + game.start(state, Draws(seed, "v2")))
-            return Decision(events, expected_version=0, meta={"seed": seed, "type": game_type})
+            meta = {"seed": seed, "type": game_type, **({"creator": creator} if creator else {})}
+            return Decision(events, expected_version=0, meta=meta)
 
         return self.unit_of_work.run(Command(
             game_id, decide, new=True, idem=idem, unseen=not idempotency_key,

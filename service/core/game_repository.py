@@ -66,6 +66,16 @@ class GameRepository:
         self.metrics = metrics
         # At most this many bot turns of an all-bot game queued at once (0: no limit).
         self.bot_jobs_per_game = bot_jobs_per_game
+        self._creators: dict[str, str] = {}   # game id -> its creator (it never changes)
+
+    def creator(self, game_id: str) -> str:
+        """Whose bot time the game's bot turns are: the `creator` its create recorded in its
+        meta ("" for a game created without one: the CLI, older games)."""
+        if game_id not in self._creators:
+            if len(self._creators) > 10_000:
+                self._creators.clear()
+            self._creators[game_id] = self.store.get_meta(game_id, "creator")["creator"] or ""
+        return self._creators[game_id]
 
     # --- the unit of work's repository --------------------------------------------------
     def peek(self, game_id: str, idem_key: str):
@@ -140,11 +150,14 @@ class GameRepository:
             return
         timeout = session.platform.get("turn_timeout")
         queued = 0
+        # jobs that schedule bot time fairly across creators (workers/queue.py) are told whose it is
+        creator = self.creator(session.game_id) if getattr(self.jobs, "fair", False) else ""
+        fair = {"creator": creator} if creator else {}
         for seat in session.to_act():
             if session.seats[seat].kind == "bot":
                 if background and self.bot_jobs_per_game and queued >= self.bot_jobs_per_game:
                     continue
-                self.jobs.bot_turn(session.game_id, seat, session.version, background=background)
+                self.jobs.bot_turn(session.game_id, seat, session.version, background=background, **fair)
                 queued += 1
             elif timeout:
                 self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)

@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 
 from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
                        GameSummarySchema, LobbyQuerySchema, LobbySchema, OptionalIdempotencyHeaderSchema)
-from ..ratelimit import check_creation, record_creation
+from ..ratelimit import Admission, admit_creation, creator, give_back, record_creation
 from .context import games
 
 blp = Blueprint("games", __name__, description="Create, find and join games")
@@ -59,14 +59,22 @@ class Games(MethodView):
         the service's limits (SEARCH_MAX_ITERATIONS, SEARCH_MAX_TIME_MS; past them, a 422
         naming the field, e.g. `seats.1.budget.time_ms`); the game's seats show it."""
         seats = [_seat(s) for s in body["seats"]]
-        all_bots = all(s.get("bot") for s in seats)
-        created = games().create_game(body["type"], body["options"], seats, seed=body.get("seed"),
-                                      turn_timeout=body.get("turn_timeout"),
-                                      idempotency_key=headers.get("idempotency_key"),
-                                      admit=lambda: check_creation(   # 429s, for a new game only
-                                          all_bots, lambda game_id: games().load(game_id).status))
-        if not created.replayed:
-            record_creation(created.session.game_id, all_bots)
+        # a game that plays to its end with nobody acting: only bots, or seats a timeout plays
+        admission = Admission(all(s.get("bot") for s in seats) or bool(body.get("turn_timeout")))
+        try:
+            created = games().create_game(body["type"], body["options"], seats, seed=body.get("seed"),
+                                          turn_timeout=body.get("turn_timeout"),
+                                          idempotency_key=headers.get("idempotency_key"),
+                                          admit=lambda: admit_creation(   # 429s, for a new game only
+                                              admission, lambda game_id: games().load(game_id).status),
+                                          creator=creator())
+        except BaseException:
+            give_back(admission)   # a create that failed after taking its places gives them back
+            raise
+        if created.replayed:
+            give_back(admission)
+        else:
+            record_creation(created.session.game_id, admission)
         return games().summary(created.session), 201, _replayed(created.replayed)
 
 

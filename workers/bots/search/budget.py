@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 DEFAULT_TIME_MS = 200
+# Of a turn's time cap, what a search leaves for the submit after it (ms).
+SUBMIT_RESERVE_MS = 10
+_TURN_STARTED: ContextVar[Optional[float]] = ContextVar("turn_started", default=None)
+
+
+@contextmanager
+def turn_clock(started: float) -> Iterator[None]:
+    """Within it, a search's time cap counts from `started` (a time.perf_counter() reading:
+    when the bot's turn began, before its game was loaded), less SUBMIT_RESERVE_MS, so the
+    whole turn, not only the search, ends within the cap (workers/jobs.py)."""
+    token = _TURN_STARTED.set(started)
+    try:
+        yield
+    finally:
+        _TURN_STARTED.reset(token)
+
+
+def turn_deadline(time_ms: float, searched_from: float) -> float:
+    """The perf_counter reading at which a search started at `searched_from` must stop."""
+    began = _TURN_STARTED.get()
+    if began is None:
+        return searched_from + time_ms / 1000.0
+    return min(searched_from + time_ms / 1000.0, began + (time_ms - SUBMIT_RESERVE_MS) / 1000.0)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from typing import Callable, Optional
 
 from projections.templates import fits, is_range
 
-from .budget import Budget
+from .budget import Budget, turn_deadline
 
 EXPLORATION = 0.7           # ISUCT's constant, rewards being win chances in [0, 1]
 PRIOR_BIAS = 0.3            # the heuristic move's progressive bias
@@ -177,6 +177,10 @@ def candidate_moves(legal: list[dict], hint: Optional[dict], points: int = RANGE
     return out
 
 
+class OutOfTime(Exception):
+    """The move's time cap passed in the middle of an iteration."""
+
+
 class Search:
     """One move's search from one seat's view."""
 
@@ -188,6 +192,7 @@ class Search:
         self.root: dict = {}
         self.root_visits = 0
         self._moves: dict = {}     # (seat, state) -> the heuristic's move there
+        self.deadline = math.inf   # the clock's reading at which the move's time is up (run sets it)
 
     def run(self, legal: list[dict]) -> tuple[dict, SearchStats]:
         stats = SearchStats()
@@ -201,15 +206,24 @@ class Search:
         # the seat's own moves are the same in every world it samples (they come from what it
         # sees): worked out once here, not in each iteration
         self.root_moves, self.root_hint = moves, hint
-        deadline = started + self.budget.time_ms / 1000.0
+        # a worker's turn counts from the job's start (budget.turn_clock), a bare search from here
+        deadline = (turn_deadline(self.budget.time_ms, started) if self.clock is time.perf_counter
+                    else started + self.budget.time_ms / 1000.0)
+        # The cap is checked inside an iteration too (every step of its walk and rollout): an
+        # iteration that runs past it is dropped, so a move ends within the cap plus one step.
+        self.deadline = deadline
         if self.spec.root == "halving":
             move = self._halving(moves, hint, deadline, stats)
         else:
             for i in range(self.budget.iterations):
-                if i and self.clock() >= deadline:
+                if self.clock() >= deadline:
                     stats.cut_by_time = True
                     break
-                self._iterate(self._world_rng(i))
+                try:
+                    self._iterate(self._world_rng(i))
+                except OutOfTime:
+                    stats.cut_by_time = True
+                    break
                 stats.iterations += 1
             move = self._decide(moves, hint)
         stats.seconds = self.clock() - started
@@ -217,6 +231,11 @@ class Search:
         stats.visits = {key: edge.visits for key, edge in mine}
         stats.means = {key: edge.mean() for key, edge in mine}
         return move, stats
+
+    def _in_time(self) -> None:
+        """Raise OutOfTime once the move's time cap has passed (its iteration is dropped)."""
+        if self.clock() >= self.deadline:
+            raise OutOfTime
 
     def _world_rng(self, i: int) -> random.Random:
         return random.Random(self.base * 1_000_003 + i + 1)
@@ -250,10 +269,14 @@ class Search:
                 for move in alive:
                     if stats.iterations >= budget:
                         return self._paired_choice(alive, hint_key, values)
-                    if stats.iterations and self.clock() >= deadline:
+                    if self.clock() >= deadline:
                         stats.cut_by_time = True
                         return self._paired_choice(alive, hint_key, values)
-                    value = self._iterate(self._world_rng(world), forced=move)
+                    try:
+                        value = self._iterate(self._world_rng(world), forced=move)
+                    except OutOfTime:
+                        stats.cut_by_time = True
+                        return self._paired_choice(alive, hint_key, values)
                     if value is not None:
                         values[action_key(move)][world] = value
                     stats.iterations += 1
@@ -298,8 +321,8 @@ class Search:
         A few hundred noisy leaves cannot tell close moves apart, and the heuristic is a
         good default: the search overrides it only where the evidence says so."""
         edges = [(m, self.root[(self.seat, action_key(m))]) for m in moves
-                 if (self.seat, action_key(m)) in self.root]
-        if not edges:
+                 if (self.seat, action_key(m)) in self.root and self.root[(self.seat, action_key(m))].visits]
+        if not edges:   # nothing searched to the end (an iteration cut by the time cap)
             return hint
         top = max(e.visits for _, e in edges)
         enough = min(top, max(2, top // 4))
@@ -326,6 +349,7 @@ class Search:
         at_root = True
         expanded = False
         while not expanded and not game.is_over(state):
+            self._in_time()
             # the searching seat moves first from the root (it is to act in every world it
             # samples; when several seats may act at once, any order is one the rules allow)
             if at_root:
@@ -412,6 +436,7 @@ class Search:
         for _ in range(self.spec.rollout_moves):
             if game.is_over(state):
                 break
+            self._in_time()
             actor = min(game.to_act(state))
             move = self._heuristic(state, actor, game.legal_actions(state, actor), rng)
             state = self._apply(state, actor, move, draws)
