@@ -15,12 +15,22 @@ import os
 import random
 
 from ops.drills import _kit
+from projections import speculation
+from projections.registry import game_types, get_game
 from workers import jobs as job_functions
 from workers.jobs import bot_rng
 from workers.memory_jobs import MemoryJobs
 
 SAMPLES = 60
-GAMES = [("speculation", 3, {"deals": 2}), ("spekulation", 3, {}), ("speculate", 3, {}), ("big-shot", 3, {})]
+# Options that keep a game short, by game (a game not here plays with its defaults).
+SHORT = {speculation.NAME: {"deals": 2}}
+
+
+def _games() -> list[tuple[str, int, dict]]:
+    """(game, players, options) of every hosted game, in the lobby's order: three players (or
+    the nearest count the game allows)."""
+    return [(t.name, min(max(3, get_game(t.name).MIN_PLAYERS), get_game(t.name).MAX_PLAYERS),
+             SHORT.get(t.name, {})) for t in game_types()]
 
 
 def _canonical(action: dict) -> str:
@@ -50,9 +60,10 @@ def _record_bot_decisions(monkeypatch, min_decisions: int = 1000) -> list[dict]:
     key = os.urandom(32)
     jobs = MemoryJobs()
     service = _kit.make_service(_kit.fake_client(), jobs, secrets=lambda: {"bot_key": key})
+    games = _games()
     n = 0
     while len(decisions) < 4 * min_decisions and n < 200:
-        game_type, players, options = GAMES[n % len(GAMES)]
+        game_type, players, options = games[n % len(games)]
         service.create(game_type, options, [{"bot": "random"}] * players)
         jobs.drain(service)
         n += 1

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from projections.registry import get_game
+from projections.registry import game_types, get_game
 from projections.templates import matches
 from service.app import create_app
 from service.bootstrap import Backend
@@ -15,7 +15,7 @@ from workers.bots import LEVELS, baseline, policy
 from workers.bots.study import play_session, session_seed
 from workers.memory_jobs import MemoryJobs
 
-GAMES = ("speculation", "speculate", "spekulation", "big-shot")
+GAMES = tuple(t.name for t in game_types())   # every hosted game, in the lobby's order
 # what taking an option looks like in each game
 OPTIONAL = {"bid", "offer", "accept", "offer_blind", "buy", "sell", "borrow"}
 

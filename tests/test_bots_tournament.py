@@ -11,14 +11,18 @@ from ops.tournament import runner
 from ops.tournament.__main__ import main as tournament_main
 from ops.tournament.__main__ import select_cells
 from ops.tournament.strategies import OUTSIDE
-from projections.registry import get_game
+from projections import big_shot, speculate, speculation, spekulation
+from projections.registry import game_types, get_game
 from projections.templates import matches
 from workers.bots.study import play_session, session_seed
+
+# Every hosted game with a heuristic (the tournament's levels need one), from the declarations.
+TOURNAMENT_GAMES = tuple(t.name for t in game_types() if t.bots)
 
 
 def _cells():
     return [c for c in runner.matrix(sessions=4, speculation_sessions=4, players_extra=False,
-                                     games=["speculate", "speculation"])
+                                     games=[speculate.NAME, speculation.NAME])
             if c.challenger in ("heuristic", "baseline") and not c.field.startswith("outside:")]
 
 
@@ -101,7 +105,7 @@ def test_outside_strategies_play_legal_actions_from_the_view(game, name):
 def test_the_matrix_covers_every_level_pair_and_the_extra_player_counts():
     cells = runner.matrix(sessions=400, speculation_sessions=2000)
     ids = {c.id for c in cells}
-    for game in ("big-shot", "speculate", "speculation", "spekulation"):
+    for game in TOURNAMENT_GAMES:
         for a in ("random", "baseline", "heuristic"):
             for b in ("random", "baseline", "heuristic"):
                 if a != b:
@@ -120,7 +124,7 @@ def test_the_matrix_covers_every_level_pair_and_the_extra_player_counts():
 
 
 def test_the_search_level_plays_in_the_tournament(tmp_path):
-    cells = [runner.Cell(game, 4, "search@3", "heuristic", 1) for game in ("big-shot", "spekulation")]
+    cells = [runner.Cell(game, 4, "search@3", "heuristic", 1) for game in (big_shot.NAME, spekulation.NAME)]
     summary = runner.run(cells, "test", tmp_path / "s.jsonl")
     for s in summary["cells"]:
         assert s["sessions"] == 1 and s["errors"] == [] and s["anomalies"] == []
@@ -132,7 +136,7 @@ def test_cells_are_selected_by_level_field_and_player_count():
     cells = select_cells(matrix(100, 100), only="search", field="heuristic", players={3, 6})
     assert cells and all(c.challenger.startswith("search@") and c.field == "heuristic" for c in cells)
     assert {c.players for c in cells} == {3, 6} and {c.sessions for c in cells} == {50}
-    assert {c.game for c in cells} == {"big-shot", "speculate", "speculation", "spekulation"}
+    assert {c.game for c in cells} == set(TOURNAMENT_GAMES)
     assert select_cells(matrix(100, 100), players={5}) == []
     everything = matrix(100, 100)
     assert select_cells(everything) == everything

@@ -18,11 +18,35 @@ import pytest
 from openapi_spec_validator.validation.validators import OpenAPIV31SpecValidator
 
 from ops.client import PACKAGE, generate
+from projections import big_shot, speculate, speculation, spekulation
+from projections.registry import game_types, get_game
 from service.app import create_app
 from service.bootstrap import Backend
 from workers.memory_jobs import MemoryJobs
 
-GAMES = {"speculation": ({"deals": 2}, 3), "spekulation": ({}, 3), "speculate": ({}, 3), "big-shot": ({}, 3)}
+# Options that keep a game short, by game (a game not here plays with its defaults).
+SHORT = {speculation.NAME: {"deals": 2}}
+PLAYERS = 3   # or the nearest count the game allows
+# Each hosted game's random games of the typed-payloads test: (players, options) cases, the
+# game's largest and smallest tables with its defaults when it has none here.
+PAYLOAD_CASES = {
+    speculation.NAME: [(8, {"deals": 2, "hand_size": 5, "dead_hand": True, "blind_exchanges": True}),
+                       (5, {"deals": 2, "jack_five_bonus": True, "price_cap": 3})],
+    spekulation.NAME: [(6, {})], speculate.NAME: [(6, {})], big_shot.NAME: [(4, {}), (2, {})]}
+
+
+def _players(name: str) -> int:
+    game = get_game(name)
+    return min(max(PLAYERS, game.MIN_PLAYERS), game.MAX_PLAYERS)
+
+
+def _payload_cases() -> list:
+    cases = []
+    for name in (t.name for t in game_types()):
+        game = get_game(name)
+        for players, options in PAYLOAD_CASES.get(name, [(game.MAX_PLAYERS, {}), (game.MIN_PLAYERS, {})]):
+            cases.append(pytest.param(name, players, options, id=f"{name}-{players}p"))
+    return cases
 
 
 class Contract:
@@ -157,7 +181,7 @@ def _fill(template: dict, rng: random.Random) -> dict:
             for k, v in template.items()}
 
 
-@pytest.mark.parametrize("game_type", sorted(GAMES))
+@pytest.mark.parametrize("game_type", [t.name for t in game_types()])
 def test_a_generated_client_plays_the_game_to_the_end(game_type, client_package, fake_redis):
     package, spec = client_package
     api, play, history = (_Tag(tag) for tag in ("games", "play", "history"))
@@ -165,7 +189,7 @@ def test_a_generated_client_plays_the_game_to_the_end(game_type, client_package,
     contract = Contract(spec)
     jobs = MemoryJobs()
     app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
-    options, players = GAMES[game_type]
+    options, players = SHORT.get(game_type, {}), _players(game_type)
     httpx_args = {"transport": httpx.WSGITransport(app=app),
                   "event_hooks": {"request": [contract.request], "response": [contract.response]}}
     anonymous = package.Client(base_url="http://service", httpx_args=httpx_args, raise_on_unexpected_status=True)
@@ -279,10 +303,7 @@ def test_the_readme_client_example_runs(client_package):
     assert type(namespace["view"]).__name__ == "BigShotView" and namespace["view"].status == "active"
 
 
-@pytest.mark.parametrize("game_type, players, options", [
-    ("speculation", 8, {"deals": 2, "hand_size": 5, "dead_hand": True, "blind_exchanges": True}),
-    ("speculation", 5, {"deals": 2, "jack_five_bonus": True, "price_cap": 3}),
-    ("spekulation", 6, {}), ("speculate", 6, {}), ("big-shot", 4, {}), ("big-shot", 2, {})])
+@pytest.mark.parametrize("game_type, players, options", _payload_cases())
 def test_random_games_fit_the_typed_payloads_at_every_step(game_type, players, options, fake_redis):
     """Every seat's and the spectator's view after every action of a random game (as the API
     serves it), and every event as each viewer sees it live and after the end."""

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from projections.registry import get_game
+from projections.registry import game_types, get_game
 from projections.templates import matches
 from workers.bots import policy
 from workers.bots.search import SETTINGS, game_search
@@ -18,7 +18,8 @@ from workers.bots.search.budget import Budget
 from workers.bots.search.core import Search, candidate_moves
 from workers.bots.study import play_session
 
-GAMES = ("big-shot", "speculate", "speculation", "spekulation")
+# Every hosted game with a search level (its GameType names a search module).
+GAMES = tuple(t.name for t in game_types() if t.search)
 
 
 def decisions(name: str, sessions: int = 2, every: int = 7) -> list[tuple]:

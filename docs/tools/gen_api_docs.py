@@ -20,12 +20,23 @@ def openapi() -> dict:
 
 STATUS_MEANING = {"422": "invalid fields (the message names them)", "default": "any other error, in the error envelope",
                   "400": "malformed body", "401": "no or unknown token", "404": "not found"}
-PAYLOADS = ("The payloads are typed per game: a view is one of `SpeculationView`, `SpekulationView`, "
-            "`SpeculateView`, `BigShotView` (by its `type`), each with its game's `…State` and "
-            "`…LegalAction` (an action or its template, integer fields possibly an `IntRange`); an "
+PAYLOADS = ("The payloads are typed per game: a view is one of {views} (by its `type`), each with its game's "
+            "`…State` and `…LegalAction` (an action or its template, integer fields possibly an `IntRange`); an "
             "event is one of the `…Event` schemas (by its `type`), its `data` closed. Every union is a "
             "strict `oneOf`: a valid payload matches exactly one branch. The schemas are in "
             "[openapi.json](openapi.json).")
+
+
+def payloads(components: dict) -> str:
+    """The typed payloads' paragraph: each hosted game's view schema, in the lobby's order
+    (projections/registry.py), as the document's View union names it."""
+    from projections.registry import game_types
+
+    mapping = components["View"]["discriminator"]["mapping"]
+    missing = [t.name for t in game_types() if t.name not in mapping]
+    if missing:
+        raise RuntimeError(f"no view schema in the OpenAPI document for {', '.join(missing)}")
+    return PAYLOADS.format(views=", ".join(f"`{mapping[t.name].rsplit('/', 1)[1]}`" for t in game_types()))
 
 
 def _schema_name(schema: dict) -> str:
@@ -121,7 +132,7 @@ def markdown(spec: dict) -> str:
             lines += [f"### {name}", "", schema.get("description", ""), "",
                       "| field | type | required | description |", "|---|---|---|---|"]
             lines += _fields(schema, components) + [""]
-    lines += ["## Typed payloads", "", PAYLOADS, ""]
+    lines += ["## Typed payloads", "", payloads(components), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -11,9 +11,25 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
 
 from ops import live_server  # noqa: E402
+from projections import speculate, speculation  # noqa: E402
+from projections.registry import game_types, get_game  # noqa: E402
 
 OUT = ROOT / "docs" / "images"
-GAMES = {"speculation": {"deals": 2}, "spekulation": {}, "speculate": {"rounds": 2}, "big-shot": {}}
+# Options that keep a game's table quick to reach, by game (a game not here: its defaults).
+# Every hosted game (projections/registry.py) gets its table's screenshots.
+OPTIONS = {speculation.NAME: {"deals": 2}, speculate.NAME: {"rounds": 2}}
+SEATS = 3   # seat 0 and two heuristics, or the nearest count the game allows
+
+
+def games() -> dict[str, tuple[dict, list[dict]]]:
+    """Every hosted game, in the lobby's order: its options and its seats (seat 0 for the
+    screenshot, the others its heuristic's, or random bots for a game without one)."""
+    out = {}
+    for t in game_types():
+        game = get_game(t.name)
+        seats = min(max(SEATS, game.MIN_PLAYERS), game.MAX_PLAYERS)
+        out[t.name] = OPTIONS.get(t.name, {}), [{}] + [{"bot": "heuristic" if t.bots else "random"}] * (seats - 1)
+    return out
 
 
 def main() -> None:
@@ -25,8 +41,8 @@ def main() -> None:
             for width, suffix in ((375, "-phone"), (1100, "")):
                 ctx = b.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
                 page = ctx.new_page()
-                for game_type, options in GAMES.items():
-                    session = service.create(game_type, options, [{}, {"bot": "heuristic"}, {"bot": "heuristic"}])
+                for game_type, (options, seats) in games().items():
+                    session = service.create(game_type, options, seats)
                     _, token = service.claim(session.game_id, 0, "alice")
                     page.goto(server.url + "/web/")
                     page.evaluate("([g, t]) => localStorage.setItem('speculation.seats', JSON.stringify({[g]: {0: t}}))",
