@@ -64,3 +64,11 @@ def test_an_unkeyed_create_whose_reply_is_lost_answers_its_game_and_leaves_no_or
     assert games_in(real_redis) == 2                              # no orphan: each create answered its game
     lobby = {g["game_id"] for g in http.get("/v1/games").json["games"]}
     assert created.json["game_id"] in lobby
+
+
+def test_drill_short_form_no_orphan_game_and_no_ghost_seat():
+    """ops/drills/lost_replies.py, short: every third script's reply lost over a few games."""
+    from ops.drills import lost_replies
+
+    figures = lost_replies.run(size=6, seed=2)
+    assert figures["replies_lost"] > 0 and figures["ok"], figures
