@@ -34,6 +34,24 @@ loglevel = os.environ.get("GUNICORN_LOGLEVEL", "warning")
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
 
 
+def _trusted_proxies() -> str:
+    """gunicorn trusts X-Forwarded-Proto (and its other forwarded headers) from the proxies
+    SPECULATION_TRUSTED_PROXIES names, the very list the service takes X-Forwarded-For from
+    (service/security.py), and from nobody when it is unset: gunicorn's own default
+    (127.0.0.1 and ::1, or FORWARDED_ALLOW_IPS) would trust a local process the service does
+    not. A bad value is left to the service's settings check, which stops the start naming it."""
+    from service.settings import BY_NAME
+
+    raw = os.environ.get(BY_NAME["TRUSTED_PROXIES"].variable) or ""
+    try:
+        return BY_NAME["TRUSTED_PROXIES"].parse(raw) or "" if raw.strip() else ""
+    except ValueError:
+        return ""
+
+
+forwarded_allow_ips = _trusted_proxies()
+
+
 def post_worker_init(worker):
     """Raise this worker's soft file-descriptor limit towards its hard limit: each open
     connection is a descriptor, and the default soft limit (often 1,024) is far below

@@ -170,6 +170,9 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     from .ratelimit import install_rate_limit
 
     install_rate_limit(app, backend.store_client)
+    from . import security
+
+    security.install(app)   # CSP, nosniff, frame and referrer headers; TRUSTED_PROXIES (ProxyFix)
     app.before_request(_refuse_hostile_json)
     from . import observability
 

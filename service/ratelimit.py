@@ -20,6 +20,7 @@ from flask import Flask, current_app, request
 
 from .core.errors import CoreError
 from .errors import TooManyRequests
+from .routes.context import bearer
 
 LIVE = ("open", "active", "ended")   # a game that still needs (or may need) a worker
 
@@ -50,9 +51,9 @@ def install_rate_limit(app: Flask, client) -> None:
     @app.before_request
     def _limit():
         subjects = [f"addr:{request.remote_addr}"]
-        auth = request.headers.get("Authorization", "")
-        if auth.startswith("Bearer "):
-            subjects.append("tok:" + hashlib.sha256(auth[7:].encode()).hexdigest()[:32])
+        token = bearer()   # the reading authentication uses: `bearer x` and `Bearer  x` count as x
+        if token:
+            subjects.append("tok:" + hashlib.sha256(token.encode()).hexdigest()[:32])
         counts, retry_after = _window_counts(client, subjects, window)
         for subject, count in zip(subjects, counts):
             if count > limit:

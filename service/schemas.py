@@ -241,6 +241,16 @@ class IdempotencyHeaderSchema(Schema):
 
 
 MIN_CREATE_CLAIM_KEY = 16
+MIN_DISTINCT_KEY_CHARACTERS = 8
+
+
+def _not_weak(key: str) -> None:
+    """A create or claim key must not be guessable by shape: at least 8 distinct characters
+    ("aaaaaaaaaaaaaaaa", "abababababababab", "1212-1212-1212-12" are refused; a UUID, or 16
+    random bytes in hex or base64, has 8 or more but once in billions)."""
+    if len(set(key)) < MIN_DISTINCT_KEY_CHARACTERS:
+        raise ValidationError(f"at least {MIN_DISTINCT_KEY_CHARACTERS} distinct characters (a fresh random "
+                              "value, a UUID): a claim's retry answers with the seat's token")
 
 
 class OptionalIdempotencyHeaderSchema(Schema):
@@ -250,18 +260,21 @@ class OptionalIdempotencyHeaderSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
-    # At least 16 characters: a claim's retry is answered with the seat's token, so whoever
-    # knows the game, the seat, the name and the key gets it; a short key ("seat-0") could be
-    # guessed, and create keys are global, shared with every other client.
+    # At least 16 characters, 8 of them distinct: a claim's retry is answered with the seat's
+    # token, so whoever knows the game, the seat, the name and the key gets it; a short key
+    # ("seat-0") or a weak one ("0000000000000000") could be guessed, and create keys are
+    # global, shared with every other client. Action keys are scoped to their seat's token
+    # (IdempotencyHeaderSchema) and keep their rules.
     idempotency_key = fields.String(data_key="Idempotency-Key", validate=[
         validate.Length(min=MIN_CREATE_CLAIM_KEY, max=200,
                         error=f"{MIN_CREATE_CLAIM_KEY} to 200 characters (a fresh random value, a UUID)"),
-        validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces")],
+        validate.Regexp(r"^[!-~]+$", error="printable ASCII without spaces"), _not_weak],
         metadata={"description": f"optional: {MIN_CREATE_CLAIM_KEY} to 200 printable ASCII characters, no "
-                                 "spaces. Send a fresh random value (a UUID) per create or claim and resend "
-                                 "it unchanged on a retry to get the original answer; keep it as secret as "
-                                 "the token, since a claim's retry answers with the token. The same key "
-                                 "with another body is 409 idempotency_conflict. Kept for the game's life"})
+                                 f"spaces, at least {MIN_DISTINCT_KEY_CHARACTERS} of them distinct. Send a "
+                                 "fresh random value (a UUID) per create or claim and resend it unchanged on a "
+                                 "retry to get the original answer; keep it as secret as the token, since a "
+                                 "claim's retry answers with the token. The same key with another body is 409 "
+                                 "idempotency_conflict. Kept for the game's life"})
 
 
 class ReceiptSchema(Schema):

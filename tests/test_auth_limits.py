@@ -27,3 +27,22 @@ def test_rate_limits_per_token_and_per_address_with_retry_after(redis_client):
     assert figures["address"] == [200] * 4 + [429, 429], figures
     assert figures["other_address"] == 200
     assert figures["ok"], figures
+
+
+def test_the_token_limit_reads_authorization_as_authentication_does(redis_client):
+    """`bearer x`, `BEARER x`, `Bearer  x` authenticate as `Bearer x` (the scheme in any case),
+    so they count against the same token: 40 addresses, one token in four spellings, a limit
+    of 20 -> 20 x 200 then 20 x 429 (before: every spelling but `Bearer ` went uncounted)."""
+    import random
+    import time
+
+    if 60 - time.time() % 60 < 3:   # a fixed window: keep the burst inside one
+        time.sleep(60 - time.time() % 60 + 0.05)
+    app = _kit.inline_app(redis_client, RATE_LIMIT="20/60")
+    game_id, tokens = _kit.create_playable(app.extensions["games"], _kit.game_names()[0], random.Random(3))
+    http = app.test_client()
+    spellings = ["bearer {}", "BEARER {}", "Bearer  {}", "Bearer {}", "bEaReR {} "]
+    statuses = [http.get(f"/v1/games/{game_id}/view",
+                         headers={"Authorization": spellings[i % len(spellings)].format(tokens[0])},
+                         environ_base={"REMOTE_ADDR": f"10.9.{i}.1"}).status_code for i in range(40)]
+    assert statuses == [200] * 20 + [429] * 20, statuses

@@ -31,8 +31,9 @@ def app(redis_client):
 
 
 def _header(key):
-    """The key a test names, made as long as create and claim keys must be (16 characters)."""
-    return {"Idempotency-Key": key.ljust(16, "~")} if key else {}
+    """The key a test names, made as long as create and claim keys must be (16 characters, 8
+    of them distinct): padded with distinct characters."""
+    return {"Idempotency-Key": key + "~0123456789abcdef"[:max(0, 16 - len(key))]} if key else {}
 
 
 def create(http, key=None, body=BODY):
@@ -246,7 +247,8 @@ def test_concurrent_claims_with_one_key_get_one_token(redis_client):
 
 
 # --- the header --------------------------------------------------------------------------
-@pytest.mark.parametrize("key", ["", "seat-0", "x" * 15, "a b" * 6, "x" * 201, "caf\u00e9" * 4])
+@pytest.mark.parametrize("key", ["", "seat-0", "x" * 15, "a b" * 6, "x" * 201, "caf\u00e9" * 4,
+                                 "x" * 16, "0" * 200, "ab" * 8, "1212-1212-1212-12", "abcdefgabcdefgab"])
 def test_a_malformed_key_is_422_naming_the_header_and_changes_nothing(app, redis_client, key):
     http = app.test_client()
     game_id = create(http).json["game_id"]
@@ -258,9 +260,21 @@ def test_a_malformed_key_is_422_naming_the_header_and_changes_nothing(app, redis
     assert http.get(f"/v1/games/{game_id}").json["version"] == 1
 
 
+def test_a_weak_key_is_refused_by_name_and_eight_distinct_characters_pass(app):
+    """A claim's retry returns the token: a key of one repeated character (or a few) is a 422
+    that names the header and the rule; 8 distinct characters in 16 pass."""
+    http = app.test_client()
+    error = error_of(http.post("/v1/games", json=BODY, headers={"Idempotency-Key": "a" * 16}), 422, "invalid")
+    assert error["message"].startswith("Idempotency-Key:") and "8 distinct characters" in error["message"], error
+    assert "Idempotency-Key" in error["details"]["errors"]["headers"], error
+    game_id = http.post("/v1/games", json=BODY, headers={"Idempotency-Key": "abcdefghabcdefgh"}).json["game_id"]
+    assert http.post(f"/v1/games/{game_id}/seats/0", json={"name": "a"},
+                     headers={"Idempotency-Key": "hgfedcbahgfedcba"}).status_code == 201
+
+
 def test_the_longest_key_is_accepted(app):
     http = app.test_client()
-    key = "~" * 200
+    key = "~0123456" * 25
     assert create(http, key).status_code == 201 and create(http, key).headers["Idempotent-Replayed"] == "true"
 
 

@@ -15,12 +15,19 @@ def games() -> GameService:
     return current_app.extensions["games"]
 
 
-def bearer() -> Optional[str]:
-    header = request.headers.get("Authorization", "")
+def bearer_of(header: Optional[str]) -> Optional[str]:
+    """The one reading of an Authorization header, for authentication and the rate limits
+    alike (service/ratelimit.py): None without one; the token of `Bearer <token>`, the scheme
+    in any case (RFC 9110: case-insensitive) and the spaces around the token dropped; "" for
+    anything else (a 401 where a token is read)."""
     if not header:
         return None
-    scheme, _, token = header.partition(" ")
+    scheme, _, token = header.strip().partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else ""
+
+
+def bearer() -> Optional[str]:
+    return bearer_of(request.headers.get("Authorization"))
 
 
 def viewer(game_id: str) -> Optional[int]:
