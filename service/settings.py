@@ -96,6 +96,23 @@ def _level(text: str) -> str:
 _level.kind = "log level"
 
 
+def _addresses(text: str) -> Optional[str]:
+    """IP addresses separated by commas, as one normalised string ("10.0.0.2,::1")."""
+    import ipaddress
+
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        if item:
+            try:
+                out.append(str(ipaddress.ip_address(item)))
+            except ValueError:
+                raise ValueError(f"IP addresses separated by commas (not {item[:40]!r})") from None
+    return ",".join(out) or None
+
+
+_addresses.kind = "addresses"
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -128,6 +145,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("REDIS_SOCKET_TIMEOUT", 1.5, _number(0.1, 30), "Seconds a Redis command may take before it fails (503 to the client)."),
     Setting("TICKET_TTL", 60, _integer(1, 3600), "Seconds a stream ticket stays valid."),
     Setting("RATE_LIMIT", None, _rate, "Requests per window, per token and per address, e.g. 120/60 (unset: none)."),
+    Setting("TRUSTED_PROXIES", None, _addresses, "Addresses of the reverse proxies in front of the API, by commas (e.g. `10.0.0.2,::1`): from them the client's address is read from X-Forwarded-For (and the scheme from X-Forwarded-Proto, by gunicorn), so per-address limits count clients, not the proxy. Unset: none is trusted, forwarded headers are ignored."),
     Setting("CREATE_LIMIT", "30/60", _rate, "Games created per window, per address (429 `too_many_games` past it)."),
     Setting("BOT_GAMES_PER_ADDRESS", 4, _integer(0), "Live games only bots play, per creating address (429 `too_many_bot_games` past it; 0: no cap)."),
     Setting("BOT_JOBS_PER_GAME", 1, _integer(0, 16), "Bot turns of one all-bot game queued at once (0: every seat to act)."),
