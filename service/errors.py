@@ -79,8 +79,11 @@ def server_error_bytes(status: int, reason: str, message: str) -> bytes:
     text = message or reason
     body = json.dumps({"error": {"code": code, "message": f"request: {text}",
                                  "details": {"status": status}}}).encode()
+    from .security import HEADERS, POLICY   # the same headers as every answer of the app
+
+    security = "".join(f"{name}: {value}\r\n" for name, value in {**HEADERS, "Content-Security-Policy": POLICY}.items())
     head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+            f"{security}Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
     return head + body
 
 

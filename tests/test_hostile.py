@@ -105,6 +105,7 @@ def test_gunicorns_own_errors_are_json_envelopes():
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 431 ") and b"Content-Type: application/json" in head
     assert f"Content-Length: {len(body)}".encode() in head
+    assert b"X-Content-Type-Options: nosniff" in head and b"frame-ancestors 'none'" in head   # as the app's answers
     error = json.loads(body)["error"]
     assert error["code"] == "headers_too_large" and "headers" in error["message"]
     # gunicorn's 501 (an unimplemented transfer coding) is the client's fault: 400.
