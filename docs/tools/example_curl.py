@@ -142,7 +142,7 @@ def readme_example() -> str:
         "curl -s -X POST $API/v1/games/$GAME/seats/0 -H 'Content-Type: application/json' \\",
         "  -H \"Idempotency-Key: $KEY-seat-0\" -d '{\"name\": \"alice\"}'",
         "# → " + show(claimed), "TOKEN=<the token>", "```", "",
-        "The `Idempotency-Key` is optional on both (16 to 200 characters: a fresh random one per request,",
+        "The `Idempotency-Key` is optional on both (16 to 200 characters, at least 8 distinct: a fresh random one per request,",
         "kept as secret as the token, since a claim's retry is answered with the token):",
         "if the reply never came (a timeout, a cut connection, a 503), send the same request with the",
         "same key again. The retry gets the original answer (`Idempotent-Replayed: true`): the same",
