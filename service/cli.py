@@ -90,11 +90,12 @@ def serve(host, port, data) -> None:
 
 
 def rq_worker(connection, job_monitoring_interval: int):
-    """The RQ worker the `worker` command supervises."""
-    from rq import Worker
-
+    """The RQ worker the `worker` command supervises: RQ's forking worker (a job's timeout
+    and a crash stay in its work horse) whose command listener survives a Redis restart and
+    whose horses' metrics files are archived once they end (workers/supervisor.py)."""
     from service.observability import WORKER_HEARTBEAT_MAX_AGE
     from workers.queue import worker_queues
+    from workers.supervisor import SupervisedWorker as Worker
 
     # A short monitoring interval keeps a running job's heartbeat fresh, so the sweep can tell
     # a job whose worker died (no beat for --abandoned-after seconds) from a slow one. An idle

@@ -31,7 +31,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 # The workers' counters (jobs by outcome, reconciler repairs) are defined beside their jobs;
 # imported here so that every process serving /metrics registers them.
-from workers.metrics import JOBS_DONE, RECONCILER_REPAIRS  # noqa: F401
+from workers.metrics import JOBS_DONE, RECONCILER_REPAIRS, archive_lock  # noqa: F401
 
 log = logging.getLogger("service.access")
 
@@ -68,6 +68,15 @@ BROADCAST_STREAMS = Gauge("speculation_broadcast_streams",
                           multiprocess_mode="livesum")
 WAITING_CLIENTS = Gauge("speculation_waiting_clients", "Long-polls waiting", multiprocess_mode="livesum")
 REDIS_ERRORS = Counter("speculation_redis_errors_total", "Redis errors seen", ["where"])
+
+# Label values come from closed sets, so no client can add series: a method outside these is
+# "other", a request no rule matched (404, or 405 for a method the rule does not take) is
+# "unmatched" (the route label is otherwise the matched rule, never the path).
+HTTP_METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"})
+
+
+def method_label(method: str) -> str:
+    return method if method in HTTP_METHODS else "other"
 
 
 def new_request_id() -> str:
@@ -131,12 +140,22 @@ def metrics_registry(job_counts: Optional[Callable[[], dict]] = None) -> Collect
     the job queue's current counts read from RQ at scrape time."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        _ArchiveAwareCollector(registry)
     else:
         from prometheus_client import REGISTRY as registry
     if job_counts is not None:
         registry.register(_JobsCollector(job_counts))
     return registry
+
+
+class _ArchiveAwareCollector(multiprocess.MultiProcessCollector):
+    """prometheus-client's multiprocess collector, reading the folder under the archive's
+    shared lock: a worker folding a dead work horse's files into the archive
+    (workers/metrics.py) never shows a scrape the horse twice, or not at all."""
+
+    def collect(self):
+        with archive_lock(self._path, shared=True):
+            return list(super().collect())
 
 
 class _JobsCollector:
@@ -242,8 +261,9 @@ def install(app, backend, core, job_counts: Optional[Callable[[], dict]] = None,
     def _finish(response):
         route = request.url_rule.rule if request.url_rule is not None else "unmatched"
         elapsed = time.perf_counter() - getattr(g, "started", time.perf_counter())
-        HTTP_REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-        HTTP_LATENCY.labels(request.method, route).observe(elapsed)
+        method = method_label(request.method)
+        HTTP_REQUESTS.labels(method, route, str(response.status_code)).inc()
+        HTTP_LATENCY.labels(method, route).observe(elapsed)
         response.headers[REQUEST_ID_HEADER] = getattr(g, "request_id", "")
         if route not in ("/metrics", "/healthz", "/readyz"):
             game = (request.view_args or {}).get("game_id")

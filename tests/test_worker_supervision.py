@@ -51,6 +51,21 @@ def test_the_rq_worker_is_restarted_until_a_warm_shutdown():
     assert len(naps) == 2      # it waited for Redis to answer before the first restart
 
 
+def test_each_worker_stops_its_command_listener_when_it_ends():
+    """RQ's teardown unsubscribes over the connection that just failed, and may leave its
+    listener thread running: the supervisor stops it before starting the next worker."""
+    script = ["quit", "raise", "stop"]
+    stopped = []
+
+    class Listening(FakeWorker):
+        def stop_listening(self):
+            stopped.append(self)
+
+    supervisor = Supervisor(lambda: Listening(script), lambda: True, sleep=lambda s: None)
+    supervisor.run()
+    assert len(stopped) == 3 and len(set(map(id, stopped))) == 3
+
+
 def test_a_periodic_part_survives_its_failures():
     calls = []
 

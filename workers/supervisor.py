@@ -13,18 +13,127 @@ Two threads beside it, each surviving any one failure:
   older than `abandoned_after` lost its worker (kill -9, a crash); it is failed and its work
   enqueued again at once (every job is idempotent by game, seat and version);
 - the reconciler, every `reconcile_every` seconds (workers/reconciler.py).
+
+The RQ worker it runs is `SupervisedWorker`, RQ's forking worker with two changes:
+- its command listener (the thread that takes RQ's stop-job, kill-horse and shutdown commands
+  on the worker's pub/sub channel) survives every error: RQ's own handler let it die on
+  anything but a `ConnectionError`, and a Redis loading its data after a restart answers the
+  listener's health-check PING with `-LOADING`, which redis-py hands over as if it were a
+  message (`TypeError: 'BusyLoadingError' object is not subscriptable`); the listener now
+  drops its connection, waits `LISTENER_RETRY` seconds and subscribes again;
+- each work horse's metrics files are folded into the archive once it has been reaped
+  (workers/metrics.py `archive_process`), so the metrics folder does not grow with every job.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Callable, Optional
 
+from rq import Worker
+
+from .metrics import archive_process, multiprocess_dir
+
 log = logging.getLogger(__name__)
 
 PROBE_EVERY = 0.5
+LISTENER_RETRY = 1.0   # seconds the command listener waits before subscribing again
+
+
+class SupervisedWorker(Worker):
+    """RQ's forking worker whose command listener survives Redis restarts and whose work
+    horses leave no metrics files behind."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._unarchived: list[int] = []
+        self.listener_errors = 0
+
+    # --- the command listener ----------------------------------------------------------
+
+    def _pubsub_exception_handler(self, exc, pubsub, pubsub_thread) -> None:
+        """Any error of the listener (refused, reset, timed out, `-LOADING` answered to its
+        health check, a bad command payload): drop the connection and go on; the next read
+        reconnects, and redis-py subscribes the channel again on connect."""
+        if not isinstance(exc, Exception):
+            raise exc
+        self.listener_errors += 1
+        self.log.warning("Worker %s: command listener: %s: %s; subscribing again in %.1f s",
+                         self.name, type(exc).__name__, exc, LISTENER_RETRY)
+        try:
+            if pubsub.connection is not None:
+                pubsub.connection.disconnect()
+        except Exception:   # already gone
+            pass
+        time.sleep(LISTENER_RETRY)
+
+    def stop_listening(self) -> None:
+        """Stop the command listener if RQ's teardown could not (it unsubscribes over the
+        connection that just failed), so a restarted worker does not leave it behind."""
+        thread = getattr(self, "pubsub_thread", None)
+        if thread is not None and thread.is_alive():
+            thread.stop()
+            for leave in (lambda: self.pubsub.unsubscribe(), lambda: self.pubsub.connection.disconnect()):
+                try:   # the reply to UNSUBSCRIBE, or the socket shut, wakes its blocking read
+                    leave()
+                except Exception:
+                    pass
+            thread.join(timeout=LISTENER_RETRY + 2)
+            try:
+                self.pubsub.close()
+            except Exception:
+                pass
+        self.archive_horses()
+
+    # --- the work horses' metrics ------------------------------------------------------
+
+    def monitor_work_horse(self, job, queue):
+        horse = self.horse_pid
+        try:
+            result = super().monitor_work_horse(job, queue)
+        except BaseException:
+            if horse:   # perhaps still running: archived once it has ended
+                self._unarchived.append(horse)
+            raise
+        if horse:       # RQ has reaped it
+            _archive(horse)
+        self.archive_horses()
+        return result
+
+    def archive_horses(self) -> None:
+        """Fold the metrics of every horse left over that has ended into the archive."""
+        waiting = [pid for pid in self._unarchived if _alive(pid)]
+        for pid in self._unarchived:
+            if pid not in waiting:
+                _archive(pid)
+        self._unarchived = waiting
+
+
+def _archive(pid: int) -> None:
+    if multiprocess_dir():
+        try:
+            archive_process(pid)
+        except Exception as err:   # never fail a job over its metrics
+            log.warning("metrics of work horse %s not archived: %s", pid, err)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+        if reaped == pid:
+            return False
+    except ChildProcessError:   # reaped already (RQ waits for its horse)
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _asked_to_stop(worker) -> bool:
@@ -59,6 +168,9 @@ class Supervisor:
                     worker.work(with_scheduler=True)
                 except Exception as err:   # RQ's teardown on a dead connection, a failed start
                     log.warning("the RQ worker stopped: %s", err)
+                finally:
+                    if worker is not None and hasattr(worker, "stop_listening"):
+                        worker.stop_listening()
                 if worker is not None and _asked_to_stop(worker):
                     return   # a warm shutdown asked for by a signal
                 if self._stopping.is_set():
