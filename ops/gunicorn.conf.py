@@ -83,11 +83,16 @@ def _tune_gc():
 
 
 def child_exit(server, worker):
-    """prometheus-client's multiprocess mode: a dead worker's live gauges stop counting."""
+    """prometheus-client's multiprocess mode: a dead worker's live gauges stop counting, and
+    its counters and histograms are folded into the archive files (workers/metrics.py), as a
+    finished job process's are: a worker gunicorn replaces leaves no files behind."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
+        from workers.metrics import archive_process
+
         multiprocess.mark_process_dead(worker.pid)
+        archive_process(worker.pid)
 
 
 def _json_server_errors():

@@ -124,3 +124,35 @@ def test_metrics_bounded_drill_short():
     assert fig["after"]["jobs_counted"] == 150
     assert fig["files_after"] <= fig["files_before"] + 4        # the archives, not a file per job
     assert fig["after"]["series"] - fig["before"]["series"] < 40  # the jobs' and requests' own series
+
+
+GUNICORN_CHILD_EXIT_SCRIPT = textwrap.dedent("""
+    import json, os, runpy, types
+    from prometheus_client import Counter
+
+    served = Counter("t_served_total", "requests")
+    pid = os.fork()
+    if pid == 0:
+        served.inc(3)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    had = sorted(n for n in os.listdir(os.environ["PROMETHEUS_MULTIPROC_DIR"]) if n.endswith(f"_{pid}.db"))
+    conf = runpy.run_path(os.path.join("ops", "gunicorn.conf.py"))
+    conf["child_exit"](None, types.SimpleNamespace(pid=pid))
+    left = sorted(n for n in os.listdir(os.environ["PROMETHEUS_MULTIPROC_DIR"]) if n.endswith(f"_{pid}.db"))
+    print(json.dumps({"had": had, "left": left}))
+""")
+
+
+def test_a_gunicorn_worker_that_exits_leaves_no_metrics_files(tmp_path):
+    """gunicorn's child_exit (ops/gunicorn.conf.py) folds a replaced worker's files into the
+    archive, as the worker does for a finished job's process."""
+    import json
+
+    env = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", GUNICORN_CHILD_EXIT_SCRIPT], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    fig = json.loads(out.stdout)
+    assert fig["had"] and fig["left"] == [], fig
+    assert (tmp_path / "counter_archive.db").exists()
