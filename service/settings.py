@@ -141,6 +141,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("STREAM_MAX_SECONDS", 300.0, _number(1, 86400), "Longest an event stream stays open."),
     Setting("STREAMS_PER_TOKEN", 8, _integer(0), "Open event streams + long-polls per token or ticket, per API process (0: no cap; 429 past it)."),
     Setting("STREAMS_PER_ADDRESS", 256, _integer(0), "Open event streams + long-polls per client address, per API process (0: no cap)."),
+    Setting("AUDITS_PER_ADDRESS", 2, _integer(0, 10_000), "Verify, export and replay requests run at once per client address, per API process (0: no bound); under the gevent worker a few more wait their turn, past them 429 `too_many_audits` with Retry-After."),
     Setting("REDIS_MAX_CONNECTIONS", 64, _integer(1, 10_000), "The store client's connection pool, per process (requests wait for a free one)."),
     Setting("REDIS_SOCKET_TIMEOUT", 1.5, _number(0.1, 30), "Seconds a Redis command may take before it fails (503 to the client)."),
     Setting("TICKET_TTL", 60, _integer(1, 3600), "Seconds a stream ticket stays valid."),

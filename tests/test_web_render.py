@@ -63,17 +63,22 @@ def test_cards_by_name():
     assert render.describe_action("big-shot", {"type": "bid", "amount": {"min": 3, "max": 9}}) == "Bid 3–9"
 
 
-def test_words_endpoint_words_only_what_it_is_sent():
+def test_words_endpoint_words_the_servers_own_record():
+    """The body names a game; the words are of the server's record as that caller may see it
+    (tests/test_words_bounded.py: every number checked, every answer bounded)."""
     app = create_app({"REDIS_URL": None, "RATE_LIMIT": None})
     http = app.test_client()
-    seats = [{"kind": "player", "name": "<b>eve</b>"}, {"kind": "bot", "level": "random"}]
-    answer = http.post("/web/api/words", json={"type": "speculation", "seats": seats, "viewer": 0,
-                                               "events": [{"version": 9, "type": "bid", "data": {"seat": 1, "amount": 4}}],
-                                               "actions": [{"type": "bid", "amount": {"min": 5, "max": 30}}]})
+    core = app.extensions["games"]
+    game_id = core.create("speculation", {}, [{}, {"bot": "random"}, {"bot": "random"}]).game_id
+    token = core.claim(game_id, 0, "<b>eve</b>")[1]
+    answer = http.post("/web/api/words", json={"game_id": game_id, "after": 0, "actions": True},
+                       headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 200
-    assert answer.json["events"] == [{"version": 9, "type": "bid", "text": "Bot 1 bids 4 chips."}]
-    assert answer.json["actions"] == ["Bid 5–30 chips"]
-    assert answer.json["seat_labels"] == ["<b>eve</b> (you)", "Bot 1"]  # the pages insert text, never HTML
+    assert answer.json["events"][1] == {"version": 2, "type": "seat.claimed", "text": "<b>eve</b> takes seat 0."}
+    assert answer.json["seat_labels"][:2] == ["<b>eve</b> (you)", "Bot 1"]  # the pages insert text, never HTML
+    templates = http.post("/web/api/words", json={"type": "speculation",
+                                                  "actions": [{"type": "bid", "amount": {"min": 5, "max": 30}}]})
+    assert templates.json == {"actions": ["Bid 5–30 chips"]}
     assert http.post("/web/api/words", json={"type": "chess"}).status_code == 422
     assert http.get("/web/api/glossary/spekulation").json["companies"]["red"]["name"] == "Red"
     for page in ("/web/", "/web/games/abc", "/web/games/abc/replay"):
@@ -89,14 +94,17 @@ def test_words_endpoint_words_only_what_it_is_sent():
 
 
 def test_the_words_endpoint_takes_the_services_own_integers_back():
-    """A replay's full_state holds speculation's uncapped bid limit (2^60): the pages send it
-    back for words, where the API's own bodies keep the strict limit on integers."""
+    """A legal action's template may hold speculation's uncapped bid limit (2^60): the words
+    endpoint labels it, where the API's own bodies keep the strict limit on integers; a
+    client's full_state is never drawn (the server draws its own, tests/test_words_bounded.py)."""
     app = create_app({"REDIS_URL": None, "RATE_LIMIT": None})
     http = app.test_client()
     big = 1 << 60
-    echoed = http.post("/web/api/words", json={"type": "speculation", "seats": [], "viewer": None,
-                                               "full_state": {"cap": big, "hands": []}})
-    assert echoed.status_code == 200, echoed.json
+    echoed = http.post("/web/api/words", json={"type": "speculation",
+                                               "actions": [{"type": "bid", "amount": {"min": 1, "max": big}}]})
+    assert echoed.status_code == 200 and echoed.json["actions"] == [f"Bid 1–{big} chips"], echoed.json
+    assert http.post("/web/api/words", json={"type": "speculation",
+                                             "full_state": {"cap": big, "hands": []}}).status_code == 422
     refused = http.post("/v1/games", json={"type": "speculation", "options": {"ante": big}, "seats": [{}] * 3})
     assert refused.status_code == 400 and refused.json["error"]["code"] == "malformed_json"
     too_long = http.post("/web/api/words", data=json.dumps({"type": "speculation"})[:-1] + ', "x": ' + "9" * 21 + "}",

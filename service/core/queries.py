@@ -3,9 +3,15 @@ leaderboards. Everything a viewer reads goes through disclosure (what that seat 
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from typing import Optional
 
 from events.archive import ArchiveError
+from events.envelope import GENESIS, decode_body
 from events.index import GameIndex
 from events.store import EventStore
 from projections import disclosure
@@ -17,11 +23,75 @@ from projections.verify import Report, verify_log
 from .errors import Invalid, NotFound
 
 
+def log_digest(raw: list[tuple[str, str]]) -> str:
+    """SHA-256 over the exact stored bytes of a log (each body and hash, length-prefixed):
+    any change to any entry, or to their order or number, changes it."""
+    digest = hashlib.sha256()
+    for body, hash_ in raw:
+        data = body.encode()
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+        digest.update(hash_.encode())
+    return digest.hexdigest()
+
+
+def _ends_scored(raw: list[tuple[str, str]]) -> bool:
+    try:
+        return json.loads(raw[-1][0]).get("t") == "game.scored"
+    except (IndexError, ValueError, AttributeError):
+        return False
+
+
+class AuditCache:
+    """A scored game's audit answers (verify's report, a replay), each kept under the digest
+    of the exact stored bytes it was made from and the store's recorded head. The cache only
+    vouches for what it can check again cheaply: every call reads the log again and digests
+    it (a fraction of a millisecond per hundred events, against re-deciding every command),
+    so a log rewritten behind the store's back, head and meta untouched or not, is a miss
+    and is audited afresh. Bounded: the least recently used answers go first."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self._lock = threading.Lock()
+        self._answers: OrderedDict = OrderedDict()
+        self.hits = self.misses = 0
+
+    def get(self, key):
+        with self._lock:
+            found = self._answers.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._answers.move_to_end(key)
+            self.hits += 1
+            return found
+
+    def put(self, key, answer) -> None:
+        with self._lock:
+            self._answers[key] = answer
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+
+
+_CACHE_LOCK = threading.Lock()
+READ_PAGE = 128   # events a read of a whole log takes at a time (each page a round trip, a point to yield)
+
+
 class Queries:
     """The read half of the GameService (service/core/game_service.py builds it)."""
 
     store: EventStore
     index: GameIndex
+
+    @property
+    def audit_cache(self) -> AuditCache:
+        """This process's cache of scored games' audits (made on first use)."""
+        found = self.__dict__.get("_audit_cache")
+        if found is None:
+            with _CACHE_LOCK:
+                found = self.__dict__.setdefault("_audit_cache", AuditCache())
+        return found
 
     # --- one game ---------------------------------------------------------------------
     def view(self, game_id: str, seat: Optional[int]) -> dict:
@@ -59,12 +129,44 @@ class Queries:
         current = self.load(game_id)
         if not 1 <= at <= current.version:
             raise Invalid(f"at: must be between 1 and {current.version}", {"field": "at"})
+        if current.status == "scored":
+            # The same answer for every caller; kept under the digest of the bytes read now.
+            raw = self._read_paged(game_id, at)
+            key = ("replay", game_id, at, log_digest(raw))
+            found = self.audit_cache.get(key)
+            if found is not None:
+                return found
+            stored, prev = [], GENESIS
+            for body, hash_ in raw:
+                stored.append(self.store.upcasters.upcast(decode_body(body, prev, hash_)))
+                prev = hash_
+            answer = self._finished_replay(at, fold(stored, game_id))
+            self.audit_cache.put(key, answer)
+            return answer
         past = fold(self.store.read(game_id, 0, at), game_id)
         if current.finished:
-            return {"version": at, "spectator": disclosure.view_for(past, None),
-                    "seats": [disclosure.view_for(past, s) for s in range(len(past.seats))],
-                    "full_state": disclosure.full_state(past.state)}
+            return self._finished_replay(at, past)
         return {"version": at, "view": disclosure.view_for(past, viewer)}
+
+    def _read_paged(self, game_id: str, until: int, to_end: bool = False) -> list[tuple[str, str]]:
+        """The raw log up to `until` (with `to_end`, whatever follows too), a page at a time: under a
+        cooperative server each round trip lets other requests (a player's action) run, so
+        a long log read and digested never holds the process for long."""
+        raw: list[tuple[str, str]] = []
+        after = 0
+        while True:                      # by version, not by count: a log with a gap reads whole
+            last = after + READ_PAGE
+            final = last >= until
+            raw += self.store.read_raw(game_id, after, None if final and to_end else min(last, until))
+            if final:
+                return raw
+            after = last
+
+    @staticmethod
+    def _finished_replay(at: int, past: Session) -> dict:
+        return {"version": at, "spectator": disclosure.view_for(past, None),
+                "seats": [disclosure.view_for(past, s) for s in range(len(past.seats))],
+                "full_state": disclosure.full_state(past.state)}
 
     def ledger(self, game_id: str, viewer: Optional[int]) -> dict:
         current = self.load(game_id)
@@ -82,8 +184,22 @@ class Queries:
             return Report(checked=0).fail(0, "archive", str(err)).as_dict()
         if head[0] == 0:
             raise NotFound(f"no game {game_id!r}", {"game_id": game_id})
-        raw = self.store.read_raw(game_id)
-        return verify_log(raw, self.sessions.seed(game_id), game_id, receipts=receipts, head=head).as_dict()
+        raw = self._read_paged(game_id, head[0], to_end=True)
+        seed = self.sessions.seed(game_id)
+        key = None
+        if _ends_scored(raw):
+            # A scored game's log never changes: its report is kept under everything it was
+            # made from (the bytes, the recorded head, the seed, the receipts) and served again
+            # only while the log just read digests the same.
+            key = ("verify", game_id, tuple(head), log_digest(raw), seed,
+                   tuple(sorted((receipts or {}).items())))
+            found = self.audit_cache.get(key)
+            if found is not None:
+                return copy.deepcopy(found)
+        report = verify_log(raw, seed, game_id, receipts=receipts, head=head).as_dict()
+        if key is not None:
+            self.audit_cache.put(key, copy.deepcopy(report))
+        return report
 
     def export(self, game_id: str, viewer: Optional[int]) -> list[dict]:
         """The log as NDJSON records: complete (exact stored bytes) once the game has ended,

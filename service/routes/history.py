@@ -9,6 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ..core.errors import Invalid
+from ..expensive import audit_slot
 from ..limits import MAX_INT_DIGITS, ascii_int
 from ..streaming import NDJSON, SSE, open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
@@ -81,10 +82,14 @@ class Replay(MethodView):
     @blp.arguments(ReplayQuerySchema, location="query")
     @blp.response(200, ReplaySchema)
     @blp.alt_response(422, schema=ErrorSchema, description="`at` out of range")
+    @blp.alt_response(429, schema=ErrorSchema, description="too many requests (rate limit), or too many verify, export and replay requests at once from this address")
     def get(self, query, game_id):
         """The view as of version `at`: the caller's seat (token) or the spectator's; after the
-        game ended, every seat's view in full."""
-        return games().replay(game_id, query["at"], viewer(game_id))
+        game ended, every seat's view in full. At most `AUDITS_PER_ADDRESS` verify, export and
+        replay requests run at once per address (429 `too_many_audits` with Retry-After)."""
+        seat = viewer(game_id)
+        with audit_slot():
+            return games().replay(game_id, query["at"], seat)
 
 
 @blp.route("/games/<game_id>/ledger")
@@ -100,12 +105,15 @@ class Ledger(MethodView):
 class Verify(MethodView):
     @blp.arguments(VerifyQuerySchema, location="query")
     @blp.response(200, VerifySchema)
+    @blp.alt_response(429, schema=ErrorSchema, description="too many requests (rate limit), or too many verify, export and replay requests at once from this address")
     def get(self, query, game_id):
         """Re-run the game from its log: the chain, every decision, every random draw (with the
         server's seed), the result; the first divergence named. `receipts` lists receipts a
         client kept (`version:head,…`): each must be on the chain, which catches a log cut
-        short or rewritten wholesale."""
-        return games().verify(game_id, query.get("receipts"))
+        short or rewritten wholesale. A scored game's report is kept and served again while
+        the stored log is byte for byte the one it was made from (checked on every call)."""
+        with audit_slot():
+            return games().verify(game_id, query.get("receipts"))
 
 
 @blp.route("/games/<game_id>/export")
@@ -115,12 +123,15 @@ class Export(MethodView):
         OCTET: {"schema": {"type": "string", "format": "binary",
                            "description": "the same bytes, for clients that take the log as a file"}}}}})
     @blp.response(200)
+    @blp.alt_response(429, schema=ErrorSchema, description="too many requests (rate limit), or too many verify, export and replay requests at once from this address")
     def get(self, game_id):
         """The log as NDJSON: a header line, then the events. Complete once the game has ended
         (the exact stored bytes, verifiable offline); redacted for the caller before. Served as
         `application/x-ndjson` unless the client asks for `application/octet-stream` only."""
-        records = games().export(game_id, viewer(game_id))
-        body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+        seat = viewer(game_id)
+        with audit_slot():
+            records = games().export(game_id, seat)
+            body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
         kind = OCTET if request.accept_mimetypes.best_match([NDJSON, OCTET]) == OCTET and \
             request.accept_mimetypes[NDJSON] == 0 else NDJSON
         return Response(body, mimetype=kind,

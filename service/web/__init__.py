@@ -2,28 +2,35 @@
 
 Plain HTML, CSS and ES modules under static/ (no build step, nothing from a CDN). The pages
 talk to the service only through the public JSON API (/v1/...), with the seat's own token
-or as a spectator; the one read endpoint added here, POST /web/api/words, puts into words
-what the caller sends it (events it already received, its legal actions, a finished game's
-full state) with service.render, and reads nothing from the store: it cannot disclose
-anything the caller did not already have.
+or as a spectator; the one read endpoint added here, POST /web/api/words, puts a game into
+words with service.render from the server's own record, as the public API shows it to the
+same caller (its seat token or stream ticket, else the spectator): the events it may see,
+its legal actions, the seat labels, the result, and after the end every hand. The body
+names the game and versions, never state to draw, so no number a client sends repeats
+anything and every answer is bounded.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from flask import Blueprint, jsonify, redirect, request, send_from_directory
 
 from service import render
 
 from ..core.errors import Invalid
+from ..expensive import audit_slot
+from ..routes.context import games, viewer
 
 HERE = Path(__file__).parent
 PAGES = HERE / "pages"
 
 blueprint = Blueprint("web", __name__, static_folder="static", static_url_path="/web/static")
 
-MAX_ITEMS = 5000
+MAX_TEMPLATES = 64          # legal-action templates labelled without a game
+MAX_LABEL = 200             # characters of one label
+EVENTS_PER_ANSWER = 500     # events put into words per answer (the page asks again from events_until)
 
 
 @blueprint.get("/")
@@ -57,47 +64,119 @@ def replay(game_id):
 
 
 def _words(field: str, describe):
-    """The words for one part of the body; a part not shaped as the API returns it (the
-    drawing code reads the API's shapes) is a 422 naming it, not a failure of the service."""
+    """The words for one part of the answer; a legacy action template not shaped as the API
+    returns it is a 422 naming it, not a failure of the service."""
     try:
         return describe()
     except (TypeError, KeyError, ValueError, AttributeError, IndexError, RecursionError) as err:
         raise Invalid(f"{field}: not shaped as the API returns it ({type(err).__name__})", {"field": field}) from None
 
 
+def _version(body: dict, field: str, top: int) -> Optional[int]:
+    """An optional version in the body: an integer from 0 to the game's version, else 422."""
+    value = body.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise Invalid(f"{field}: must be a version from 0 to {top}", {"field": field})
+    return value
+
+
+def _caller(game_id: str, body: dict) -> Optional[int]:
+    """The caller's seat, as the public API decides it: a seat token (Authorization) or a
+    stream ticket (`ticket`), else the spectator."""
+    ticket = body.get("ticket")
+    if ticket is not None:
+        if not isinstance(ticket, str) or not 0 < len(ticket) <= 200:
+            raise Invalid("ticket: a stream ticket is a string", {"field": "ticket"})
+        return games().stream_ticket_viewer(game_id, ticket)
+    return viewer(game_id)
+
+
+def _action_labels(game_type: str, actions) -> list[str]:
+    """Labels for legal-action templates sent as the API returns them (a game's declaration,
+    a client's own): a few, each label cut short; no number repeats anything."""
+    if not isinstance(actions, list) or len(actions) > MAX_TEMPLATES:
+        raise Invalid(f"actions: a list of at most {MAX_TEMPLATES} legal actions", {"field": "actions"})
+    return [_words(f"actions.{i}", lambda a=a: render.describe_action(game_type, a))[:MAX_LABEL]
+            if isinstance(a, dict) else "?" for i, a in enumerate(actions)]
+
+
 @blueprint.post("/web/api/words")
 def words():
-    """Words for what the caller already has. Body: `type`, `seats` (as in a view), `viewer`
-    (the caller's seat or null), and any of `events` (as the API returned them), `actions`
-    (legal actions, templates included), `view` (to draw as text), `full_state` (a replay's,
-    after the end: every hand revealed)."""
+    """Words for a game as the caller may see it, drawn from the server's own record: the
+    body names the game and what to put into words, never the state itself.
+
+    Body: `game_id`; the caller is its seat token (Authorization: Bearer) or a stream
+    `ticket`, else a spectator. Always: `seat_labels`, and `result` once scored. Optional:
+    `actions: true` (the caller's legal actions at `version`, default the current one, in
+    words), `after`/`until` (the events in (after, until] the caller may see, in words, at
+    most EVENTS_PER_ANSWER a time: `events_until` says where the answer stopped), `at` (after
+    the end: every hand revealed as of that version). Every number is checked against the
+    game's own version; every answer is bounded.
+
+    Without `game_id`, `type` and `actions` (templates as the API returns them) gives their
+    labels only (a game's declaration test, a client's own templates)."""
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise Invalid("body: a JSON object is required", {"field": "body"})
-    game_type = body.get("type")
-    if not isinstance(game_type, str) or game_type not in render.GAMES:
-        raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
-    seats = body.get("seats") if isinstance(body.get("seats"), list) else []
-    viewer = body.get("viewer") if isinstance(body.get("viewer"), int) else None
-    out: dict = {"seat_labels": _words("seats", lambda: [render.seat_label(seats, s, viewer)
-                                                          for s in range(len(seats))])}
-    events = body.get("events")
-    if isinstance(events, list):
-        out["events"] = [_words(f"events.{i}", lambda e=e: {
-            "version": e.get("version"), "type": e.get("type"),
-            "text": render.describe_event(game_type, e, seats, viewer)})
-            for i, e in enumerate(events[:MAX_ITEMS]) if isinstance(e, dict)]
-    actions = body.get("actions")
-    if isinstance(actions, list):
-        out["actions"] = [_words(f"actions.{i}", lambda a=a: render.describe_action(game_type, a))
-                          if isinstance(a, dict) else str(a) for i, a in enumerate(actions[:MAX_ITEMS])]
-    if isinstance(body.get("view"), dict):
-        out["text"] = _words("view", lambda: render.draw_view(body["view"]))
-    if "full_state" in body:
-        out["hands"] = _words("full_state", lambda: render.revealed_hands(game_type, body["full_state"], len(seats)))
-    if isinstance(body.get("result"), dict):
-        out["result"] = _words("result", lambda: render.result_words(body["result"], seats, viewer))
+    game_id = body.get("game_id")
+    if game_id is None:
+        game_type = body.get("type")
+        if not isinstance(game_type, str) or game_type not in render.GAMES:
+            raise Invalid(f"type: unknown game type {str(game_type)[:40]!r}", {"field": "type"})
+        for field in ("events", "view", "full_state", "result"):
+            if field in body:       # client-sent state is never drawn: the server draws its own
+                raise Invalid(f"{field}: not drawn from the body; name the game with game_id", {"field": field})
+        if "actions" not in body:
+            raise Invalid("game_id: a game id is required (or `type` and `actions`, templates to label)",
+                          {"field": "game_id"})
+        return jsonify({"actions": _action_labels(game_type, body["actions"])})
+    if not isinstance(game_id, str) or not 0 < len(game_id) <= 64:
+        raise Invalid("game_id: a game id is required", {"field": "game_id"})
+    seat = _caller(game_id, body)
+    core = games()
+    game = core.game(game_id)
+    game_type, seats, current = game["type"], game["seats"], game["version"]
+    out: dict = {"game_id": game_id, "type": game_type, "version": current, "viewer": seat,
+                 "seat_labels": [render.seat_label(seats, s, seat) for s in range(len(seats))]}
+    if isinstance(game.get("result"), dict):
+        out["result"] = render.result_words(game["result"], seats, seat)
+    if body.get("actions") is True:
+        at = _version(body, "version", current)
+        out["actions_version"] = current if at is None else at
+        out["actions"] = _legal_words(core, game_id, game_type, seat, out["actions_version"], current)
+    after, until = _version(body, "after", current), _version(body, "until", current)
+    at = _version(body, "at", current)
+    if after is not None or at is not None:
+        with audit_slot():
+            if after is not None:
+                last = min(current if until is None else until, after + EVENTS_PER_ANSWER)
+                shown = core.events(game_id, seat, after, last)[0] if last > after else []
+                out["events"] = [{"version": e.get("version"), "type": e.get("type"),
+                                  "text": render.describe_event(game_type, e, seats, seat)} for e in shown]
+                out["events_until"] = max(last, after)
+            if at is not None:
+                if game["status"] not in ("ended", "scored") or at < 1:
+                    raise Invalid("at: every hand is revealed only after the end, at a version from 1",
+                                  {"field": "at"})
+                full_state = core.replay(game_id, at, None)["full_state"]
+                out["hands"] = render.revealed_hands(game_type, full_state, len(seats))
     return jsonify(out)
+
+
+def _legal_words(core, game_id: str, game_type: str, seat: Optional[int], version: int, current: int) -> list[str]:
+    """The words of the seat's legal actions at `version` (the view the page holds), in the
+    order of that view's `legal_actions`: the live view, or for a version in the past of a
+    live game the core's replay for that seat."""
+    if seat is None:
+        return []
+    if version == current:
+        view = core.view(game_id, seat)
+    else:
+        replayed = core.replay(game_id, max(version, 1), seat)
+        view = replayed.get("view") or {}
+    return [render.describe_action(game_type, a)[:MAX_LABEL] for a in view.get("legal_actions") or []]
 
 
 @blueprint.get("/web/api/glossary/<game_type>")

@@ -1,4 +1,6 @@
 // The public JSON API (/v1) and the words endpoint; a seat's token kept across reloads.
+// The words endpoint is asked for a game by id, with the seat's own token (or none: the
+// spectator): the server puts its own record into words, never anything the page sends.
 const JSON_HEADERS = { "Content-Type": "application/json", Accept: "application/json" };
 
 export class ApiError extends Error {
@@ -14,8 +16,15 @@ export class ApiError extends Error {
 async function call(method, path, { token, body, headers } = {}) {
   const h = { ...JSON_HEADERS, ...(headers || {}) };
   if (token) h.Authorization = `Bearer ${token}`;
-  const response = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body),
-    cache: "no-store", credentials: "omit" });
+  let response;
+  for (let attempt = 0; ; attempt++) {
+    response = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store", credentials: "omit" });
+    // Verify, export and replay are bounded per address (429 too_many_audits): wait as told, a few times.
+    if (response.status !== 429 || method !== "GET" && path !== "/web/api/words" || attempt >= 3) break;
+    const wait = Math.min(Number(response.headers.get("Retry-After")) || 1, 5);
+    await new Promise((done) => setTimeout(done, wait * 1000));
+  }
   const text = await response.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = text; }
@@ -45,12 +54,19 @@ export const api = {
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
     return response.text();
   },
-  words: (body) => call("POST", "/web/api/words", { body }),
-  // Events in words, sent in batches (a request body has a size limit).
-  eventWords: async (body, events) => {
+  // Words for a game as this seat (token) or a spectator (null) may see it: seat labels and
+  // the result always; `{actions: true, version}` the seat's legal actions at that version,
+  // `{at}` after the end every hand revealed at that version.
+  words: (id, token, ask = {}) => call("POST", "/web/api/words", { token, body: { game_id: id, ...ask } }),
+  // The events in (after, until] in words, as this seat may see them; the server answers a
+  // page at a time (events_until: where it stopped).
+  eventWords: async (id, token, after, until) => {
     const out = [];
-    for (let i = 0; i < events.length; i += 100) {
-      out.push(...(await call("POST", "/web/api/words", { body: { ...body, events: events.slice(i, i + 100) } })).events);
+    while (after < until) {
+      const page = await call("POST", "/web/api/words", { token, body: { game_id: id, after, until } });
+      out.push(...page.events);
+      if (page.events_until <= after) break;
+      after = page.events_until;
     }
     return out;
   },

@@ -58,7 +58,7 @@ async function go(n) {
     replace(els.board, state ? draw(state, { g: glossary, who, viewer: finished ? null : view.seat, view, seats: summary.seats })
       : h("p", { class: "card muted" }, "The game has not started at this step."));
     if (finished) {
-      const revealed = await api.words({ type: summary.type, seats: summary.seats, viewer: null, full_state: replay.full_state });
+      const revealed = await api.words(gameId, null, { at: n });
       if (ticket !== pending) return;
       replace(els.hands, h("h2", {}, "Every hand, revealed (the game has ended)"),
         revealed.hands.length ? h("ul", {}, revealed.hands.map((x) => h("li", {},
@@ -145,8 +145,8 @@ async function start() {
   const viewer = finished ? null : seat;
   const [events, led] = await Promise.all([api.events(gameId, token, 0), api.ledger(gameId, token)]);
   ledger = led;
-  const described = await api.words({ type: summary.type, seats: summary.seats, viewer, result: summary.result || undefined });
-  words = await api.eventWords({ type: summary.type, seats: summary.seats, viewer }, events.events);
+  const described = await api.words(gameId, token);
+  words = await api.eventWords(gameId, token, 0, events.version);
   labels = described.seat_labels;
   replace(els.head, h("h1", {}, `Replay: ${look.title}`),
     h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +

@@ -50,7 +50,9 @@ async function fetchView() {
 
 async function describe(events) {
   if (!events.length) return [];
-  return api.eventWords({ type: view.type, seats: view.seats, viewer: seat }, events);
+  const versions = new Set(events.map((e) => e.version));
+  const words = await api.eventWords(gameId, token, Math.min(...versions) - 1, Math.max(...versions));
+  return words.filter((w) => versions.has(w.version));
 }
 
 function drawStatus() {
@@ -97,7 +99,7 @@ async function drawActions() {
       view.status === "scored" ? h("a", { class: "button primary", href: `/web/games/${gameId}/replay` }, "Replay this game") : null);
     return;
   }
-  const words = await api.words({ type: view.type, seats: view.seats, viewer: seat, actions: legal });
+  const words = await api.words(gameId, token, { actions: true, version: view.version });
   replace(els.actions, heading, actionControls(legal, words.actions, view.type, post));
   const first = els.actions.querySelector("button, input");
   if (first && document.activeElement === document.body) first.focus({ preventScroll: true });
@@ -147,8 +149,7 @@ async function refresh() {
   refreshTimer = null;
   try {
     view = await fetchView();
-    const words = await api.words({ type: view.type, seats: view.seats, viewer: seat });
-    labels = words.seat_labels;
+    labels = (await api.words(gameId, token)).seat_labels;
     drawStatus();
     drawBoard();
     await drawActions();
@@ -203,7 +204,7 @@ async function start() {
     return;
   }
   const all = await api.events(gameId, token, 0);
-  labels = (await api.words({ type: view.type, seats: view.seats, viewer: seat })).seat_labels;
+  labels = (await api.words(gameId, token)).seat_labels;
   await addEvents(all.events);
   await refresh();
   listen();
