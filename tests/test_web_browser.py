@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(web_kit.chromium_path() is None,
 SHORT = {speculation.NAME: {"deals": "3"}, speculate.NAME: {"rounds": "1"}, spekulation.NAME: {}, big_shot.NAME: {}}
 # Every endpoint a page may call: the public API ones the snooping drill fetches with the
 # seat's own token or as a spectator, the static files, and the words endpoint (which words
-# only what the page sends it).
+# the server's own record of the game, as that seat or a spectator may see it).
 ALLOWED = [r"/web/", r"/web/games/\w+(/replay)?", r"/web/static/.+", r"/web/api/words", r"/web/api/glossary/[\w-]+",
            r"/v1/game-types", r"/v1/games", r"/v1/games/\w+", r"/v1/games/\w+/seats/\d+",
            r"/v1/games/\w+/(view|actions|events|stream-tickets|replay|ledger|verify|export)"]

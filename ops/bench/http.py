@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -49,12 +50,15 @@ class Gunicorn:
         full = dict(os.environ, **env, GUNICORN_BIND=f"127.0.0.1:{self.port}")
         full.pop("GUNICORN_CMD_ARGS", None)
         conf = os.environ.get("BENCH_GUNICORN_CONF") or str(CONF)   # e.g. a profiling wrapper
+        # Its log goes to a file, not a pipe: a pipe nobody reads fills up (the access log at
+        # INFO level, after a few hundred requests) and freezes the worker writing to it.
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", conf, app],
-                                     cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"gunicorn {app} exited: {self.proc.stderr.read().decode()[-2000:]}")
+                raise RuntimeError(f"gunicorn {app} exited: {self.log_tail()}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return
@@ -62,6 +66,10 @@ class Gunicorn:
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"gunicorn {app} did not start")
+
+    def log_tail(self, size: int = 2000) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-size:]
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system) used so far by the master and its workers (Linux /proc;
