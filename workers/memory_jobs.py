@@ -26,7 +26,8 @@ class MemoryJobs:
         self.core = core
         return self
 
-    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None:
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False,
+                 creator: str = "") -> None:
         if self.run_now:
             job_functions.bot_turn(self.core, game_id, seat, version)
         else:

@@ -110,7 +110,6 @@ def worker_queues(connection) -> list[Queue]:
 
 
 class RQJobs:
-    fair = True   # bot turns take the game's creator (service/core/game_repository.py)
 
     def __init__(self, connection, queue_name: str = QUEUE_NAME,
                  background_queue_name: str = BACKGROUND_QUEUE_NAME,

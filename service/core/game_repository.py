@@ -150,14 +150,13 @@ class GameRepository:
             return
         timeout = session.platform.get("turn_timeout")
         queued = 0
-        # jobs that schedule bot time fairly across creators (workers/queue.py) are told whose it is
-        creator = self.creator(session.game_id) if getattr(self.jobs, "fair", False) else ""
-        fair = {"creator": creator} if creator else {}
+        creator = ""   # whose bot time its turns are, for the jobs' fair scheduling (workers/queue.py)
         for seat in session.to_act():
             if session.seats[seat].kind == "bot":
                 if background and self.bot_jobs_per_game and queued >= self.bot_jobs_per_game:
                     continue
-                self.jobs.bot_turn(session.game_id, seat, session.version, background=background, **fair)
+                creator = creator or self.creator(session.game_id)
+                self.jobs.bot_turn(session.game_id, seat, session.version, background=background, creator=creator)
                 queued += 1
             elif timeout:
                 self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)

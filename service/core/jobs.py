@@ -7,8 +7,10 @@ from typing import Protocol
 
 
 class Jobs(Protocol):
-    # background: the game has no player seat (its jobs wait behind every other game's)
-    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False) -> None: ...
+    # background: the game has no player seat (its jobs wait behind every other game's);
+    # creator: whose bot time the turn is ("" when the game recorded none), for fair scheduling
+    def bot_turn(self, game_id: str, seat: int, version: int, background: bool = False,
+                 creator: str = "") -> None: ...
     def score(self, game_id: str, background: bool = False) -> None: ...
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None: ...
 
@@ -16,6 +18,6 @@ class Jobs(Protocol):
 class NoJobs:
     """For tools that only read (the CLI's replay, verify and export)."""
 
-    def bot_turn(self, game_id, seat, version, background=False): pass
+    def bot_turn(self, game_id, seat, version, background=False, creator=""): pass
     def score(self, game_id, background=False): pass
     def turn_timeout(self, game_id, seat, version, seconds): pass
