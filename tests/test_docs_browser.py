@@ -12,12 +12,7 @@ pytestmark = pytest.mark.skipif(web_kit.chromium_path() is None,
                                 reason="chromium is not installed (apt-get install chromium): browser tests skipped")
 
 
-@pytest.fixture(scope="module")
-def server():
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
-    live = web_kit.LiveServer().start()
-    yield live
-    live.stop()
+server = web_kit.live_server   # the whole service on a free port, for this module
 
 
 def test_docs_render_every_operation_offline(server):

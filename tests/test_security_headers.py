@@ -88,12 +88,7 @@ def until(page, expression: str, timeout: float = 15.0) -> None:
         page.wait_for_timeout(50)
 
 
-@pytest.fixture(scope="module")
-def server():
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
-    live = web_kit.LiveServer().start()
-    yield live
-    live.stop()
+server = web_kit.live_server   # the whole service on a free port, for this module
 
 
 @browser_only

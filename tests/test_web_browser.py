@@ -29,12 +29,7 @@ ALLOWED = [r"/web/", r"/web/games/\w+(/replay)?", r"/web/static/.+", r"/web/api/
            r"/v1/games/\w+/(view|actions|events|stream-tickets|replay|ledger|verify|export)"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
-    live = web_kit.LiveServer().start()
-    yield live
-    live.stop()
+server = web_kit.live_server   # the whole service on a free port, for this module
 
 
 @pytest.fixture(scope="module")

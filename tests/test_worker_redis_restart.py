@@ -7,7 +7,6 @@ took no command again. Reproduced on a private redis-server whose loading is slo
 (`key-load-delay`), restarted under the worker (workers/supervisor.py SupervisedWorker)."""
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from ops.drills._kit import wait_until
+from ops.drills._kit import stop_group, wait_until
 from ops.drills.redis_server import free_port, redis_server_path
 from workers.supervisor import SupervisedWorker
 
@@ -186,10 +185,5 @@ def test_the_worker_process_goes_on_after_a_restart_that_answers_loading(server,
         assert bot_game_is_played(15), (tmp_path / "worker.log").read_text()[-3000:]
         assert worker.poll() is None
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        stop_group(worker)
         log.close()

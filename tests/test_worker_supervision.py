@@ -14,7 +14,7 @@ import redis
 
 from events.index import GameIndex
 from events.store import RedisEventStore
-from ops.drills._kit import wait_until
+from ops.drills._kit import stop_group, wait_until
 from ops.drills.redis_server import RedisProcess, redis_server_path
 from service.core.game_service import GameService
 from workers.queue import RQJobs
@@ -130,11 +130,7 @@ def test_the_worker_process_is_back_by_itself_after_redis_restarts(tmp_path):
         assert played is not None, "the worker did not come back"
         assert time.monotonic() - back < 5, "back by itself within 5 s of Redis returning"
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+        stop_group(worker)
         server.stop()
     stderr.close()
 

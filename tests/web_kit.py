@@ -5,8 +5,20 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 # The live server and the browser are the screenshots' too (docs/tools/screenshots.py).
 from ops.live_server import CHROMIUM_ARGS, LiveServer, browser, chromium_path, wait_status  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    """The whole service on a free port for one test module (a browser test imports it as
+    its `server` fixture)."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    live = LiveServer().start()
+    yield live
+    live.stop()
 
 
 def play_to_end(page, timeout=150.0, pick=None) -> int:

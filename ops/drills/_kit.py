@@ -218,6 +218,28 @@ def create_playable(service: GameService, game_type: str, rng: random.Random, **
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
+def stop_group(proc, grace: float = 10) -> None:
+    """SIGTERM to a child's whole process group (it started a session of its own), SIGKILL
+    after `grace` seconds; the child waited for either way."""
+    import os
+    import signal
+    import subprocess
+
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    except ProcessLookupError:
+        proc.wait()
+
+
 class ChildProcess:
     """A child process in its own process group (so kill -9 takes its children with it:
     an RQ worker's work horse, gunicorn's workers), its output in a log file."""
@@ -254,16 +276,7 @@ class ChildProcess:
         self.proc.wait()
 
     def stop(self) -> None:
-        import os
-        import signal
-        import subprocess
-
-        if self.alive():
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                self.kill()
+        stop_group(self.proc, grace=5)
         self._log.close()
 
     def output(self) -> str:
