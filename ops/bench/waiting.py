@@ -12,6 +12,15 @@ ops/gunicorn.conf.py: gevent worker, one API process) and a private redis-server
   over a few seconds, minus the benchmark's own INFO;
 - memory per waiter: the API process's RSS growth while the waiters were opened / waiters.
 
+Stack mode (`python -m ops.bench --only 8 --stack`, or BENCH_WAITING_MODES=one,stack): the
+same figures, in the same run after the one-process mode's, against the stack `make serve`
+starts (service/stack.build_stack: its embedded Redis with AOF fsync always, the API under
+gunicorn with one process per core, its worker process(es)), the per-address caps raised. The
+quiet side is a second API of the same stack configuration (gunicorn, one process per core) on
+the same Redis and worker, with nobody waiting on it. CPU seconds per process of the stack
+(API processes, worker and its work horses, Redis, the load generator) are reported for the
+idle and the loaded phases.
+
 The load generator is asyncio (as ops/bench/loadgen.py), loopback only, every step bounded
 in time; it raises its RLIMIT_NOFILE (gunicorn inherits it) and spreads its waiters' sockets
 over several 127.0.0.x source addresses. The caps on open streams are raised for the run.
@@ -20,14 +29,19 @@ over several 127.0.0.x source addresses. The caps on open streams are raised for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
+import os
 import re
 import resource
+import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 
 from events.store import RedisEventStore
+from ops.drills.redis_server import free_port
 from projections import speculate
 
 from .common import Env, Row, Scale, percentile
@@ -298,15 +312,160 @@ def ms(values, q) -> float:
     return round(percentile(values, q) * 1000, 2) if values else float("nan")
 
 
+# --- the servers -----------------------------------------------------------------------------
+RAISED = {"SPECULATION_ALLOW_SEED": "1", "SPECULATION_STREAMS_PER_TOKEN": "1000000",
+          "SPECULATION_STREAMS_PER_ADDRESS": "1000000"}   # the caps, raised
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(p) for p in handle.read().split()]
+    except OSError:
+        return []
+
+
+def process_tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children_of(p)
+    return out
+
+
+def cpu_of(pids) -> float:
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])   # utime, stime
+        except (OSError, ValueError, IndexError):
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def api_rss_kb(server) -> int:
+    """RSS of the API's worker processes (gunicorn's children)."""
+    return sum(rss_kb(pid) for pid in children_of(server.proc.pid))
+
+
+@contextlib.contextmanager
+def environ(values: dict, drop=()):
+    saved = dict(os.environ)
+    try:
+        for name in drop:
+            os.environ.pop(name, None)
+        os.environ.update(values)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+class StackSide:
+    """The stack as `make serve` starts it (service/stack.build_stack, its children started as
+    the supervisor starts them), on free ports and a temporary data folder, the caps raised.
+    With `redis_url` it joins that Redis instead of starting its own; `workers` worker
+    processes (the stack's own setting, WORKERS, by default)."""
+
+    def __init__(self, data_dir: str, *, workers: int, redis_url: str | None = None):
+        from service.stack import build_stack
+
+        self.port = free_port()
+        processes = os.environ.get("BENCH_STACK_API_PROCESSES")   # a diagnosis: the stack's is one per core
+        with environ({**RAISED, **({"GUNICORN_WORKERS": processes} if processes else {})},
+                     drop=("GUNICORN_WORKERS", "GUNICORN_CMD_ARGS", "GUNICORN_BIND", "REDIS_URL", "RQ_REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")):
+            stack, _ = build_stack(host="127.0.0.1", port=self.port, data_dir=data_dir, redis_url=redis_url,
+                                   redis_port=free_port(), workers=workers, say=lambda line: None)
+        self.children = stack.children
+        fsync = os.environ.get("BENCH_STACK_APPENDFSYNC")   # a diagnosis only: the stack's is "always"
+        for child in self.children:
+            if child.name == "redis" and fsync:
+                child.argv[child.argv.index("--appendfsync") + 1] = fsync
+        self.redis_url = self.children[-1].env["REDIS_URL"]
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
+        try:
+            for child in self.children:
+                child.log = self.log
+                child.start()
+            self.proc = next(c for c in self.children if c.name == "api").proc
+            deadline = time.time() + 60
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.time() > deadline or self.proc.poll() is not None:
+                        raise RuntimeError(f"the stack's API did not start: {self.log_tail()}")
+                    time.sleep(0.1)
+            # every API process up (gunicorn forks them after it listens)
+            want = int(processes or os.cpu_count())
+            while len(children_of(self.proc.pid)) < want and time.time() < deadline:
+                time.sleep(0.1)
+        except BaseException:
+            self.stop()
+            raise
+
+    def log_tail(self, size: int = 2000) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-size:]
+
+    def api_processes(self) -> list[int]:
+        return children_of(self.proc.pid)
+
+    def cpu_seconds(self) -> float:
+        return cpu_of(process_tree(self.proc.pid))
+
+    def cpu_by_role(self) -> dict:
+        """CPU seconds so far of each process of the stack: each API process, the gunicorn
+        master, the worker(s) with their work horses, Redis."""
+        out = {"api master": cpu_of([self.proc.pid])}
+        for n, pid in enumerate(self.api_processes()):
+            out[f"api {n + 1}"] = cpu_of([pid])
+        for child in self.children:
+            if child.name != "api" and child.proc is not None:
+                out[child.name] = cpu_of(process_tree(child.proc.pid))
+        return out
+
+    def connections(self) -> list[int]:
+        """Open sockets of each API process (its waiters, mostly)."""
+        counts = []
+        for pid in self.api_processes():
+            try:
+                counts.append(sum(1 for fd in os.listdir(f"/proc/{pid}/fd")
+                                  if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")))
+            except OSError:
+                counts.append(-1)
+        return counts
+
+    def stop(self) -> None:
+        for child in reversed(self.children):
+            child.stop()
+        self.log.close()
+
+
 # --- the run --------------------------------------------------------------------------------
+def modes() -> list[str]:
+    """BENCH_WAITING_MODES: "one" (one API process, the default), "stack", or both."""
+    got = [m.strip() for m in os.environ.get("BENCH_WAITING_MODES", "one").split(",") if m.strip()]
+    unknown = set(got) - {"one", "stack"}
+    if unknown:
+        raise ValueError(f"BENCH_WAITING_MODES: unknown mode(s) {sorted(unknown)} (one, stack)")
+    return got
+
+
 def run(env: Env, scale: Scale) -> list[Row]:
-    shape = shape_for(scale)
-    needed = shape.streams + shape.long_polls + shape.followers + max(shape.fanouts) + 500
-    nofile = raise_nofile(2 * needed + 1024)
-    client = env.fresh_client()
-    url = env.redis().url
+    rows = []
+    for mode in modes():
+        rows += run_stack(env, scale) if mode == "stack" else run_one(env, scale)
+    return rows
+
+
+def prepare(client, shape: Shape) -> dict:
+    """The watched games (4 seats claimed: tokens for the long-polls), then the played ones."""
     setup = service_on(RedisEventStore(client))
-    # the watched games (4 seats claimed: tokens for the long-polls), then the played ones
     watched = [open_game(setup, GAME, 4, f"{n + 90_000:064x}") for n in range(shape.games)]
     versions = {gid: setup.load(gid).version for gid, _ in watched}
     candidates = [f"{n + 80_000:064x}" for n in range(6 + len(shape.fanouts))]
@@ -322,21 +481,68 @@ def run(env: Env, scale: Scale) -> list[Row]:
         gid, tokens = open_game(setup, GAME, 4, seed)
         played.append((gid, tokens, plans[seed]))
     baseline_game, loaded_game, quiet_game = (p[0] for p in played[:3])
-    fan_games = [p[0] for p in played[3:]]
-    settings = {"GUNICORN_WORKERS": "1", "REDIS_URL": url, "RQ_REDIS_URL": url, "SPECULATION_ALLOW_SEED": "1",
-                "SPECULATION_STREAMS_PER_TOKEN": "1000000", "SPECULATION_STREAMS_PER_ADDRESS": "1000000",   # the caps, raised
+    return {"watched": watched, "versions": versions, "played": played, "baseline_game": baseline_game,
+            "loaded_game": loaded_game, "quiet_game": quiet_game, "fan_games": [p[0] for p in played[3:]]}
+
+
+def run_one(env: Env, scale: Scale) -> list[Row]:
+    shape = shape_for(scale)
+    needed = shape.streams + shape.long_polls + shape.followers + max(shape.fanouts) + 500
+    nofile = raise_nofile(2 * needed + 1024)
+    client = env.fresh_client()
+    url = env.redis().url
+    games = prepare(client, shape)
+    settings = {"GUNICORN_WORKERS": "1", "REDIS_URL": url, "RQ_REDIS_URL": url, **RAISED,
                 "GUNICORN_WORKER_CLASS": "gevent"}
     server = Gunicorn("service.app:create_app()", settings)
     quiet = Gunicorn("service.app:create_app()", settings)   # the same, with nobody waiting on it
     try:
-        result = asyncio.run(asyncio.wait_for(
-            _measure(server, quiet, client, shape, watched, versions, played, baseline_game, loaded_game,
-                     quiet_game, fan_games), timeout=900))
+        result = asyncio.run(asyncio.wait_for(_measure(server, quiet, client, shape, **games), timeout=900))
     finally:
         server.stop()
         quiet.stop()
         client.close()
-    return _rows(result, shape, nofile)
+    return _rows(result, shape, nofile, {"api_processes": 1})
+
+
+def run_stack(env: Env, scale: Scale) -> list[Row]:
+    import redis
+
+    from service.config import from_env
+
+    shape = shape_for(scale)
+    needed = shape.streams + shape.long_polls + shape.followers + max(shape.fanouts) + 500
+    nofile = raise_nofile(2 * needed + 1024)
+    workers = from_env()["WORKERS"]
+    with tempfile.TemporaryDirectory() as loaded_dir, tempfile.TemporaryDirectory() as quiet_dir:
+        server = StackSide(loaded_dir, workers=workers)
+        quiet = client = None
+        try:
+            # the quiet side: the same API configuration on the same Redis and worker(s)
+            quiet = StackSide(quiet_dir, workers=0, redis_url=server.redis_url)
+            client = redis.Redis.from_url(server.redis_url)
+            games = prepare(client, shape)
+            result = asyncio.run(asyncio.wait_for(_measure(server, quiet, client, shape, **games), timeout=900))
+        finally:
+            server.stop()
+            if quiet:
+                quiet.stop()
+            if client:
+                client.close()
+    return _rows(result, shape, nofile, {"api_processes": len(result["connections"]) or os.cpu_count(),
+                                         "mode": "stack", "stack_workers": workers})
+
+
+def roles(server, quiet) -> dict:
+    """CPU seconds so far per process (stack mode only): the stack's, the quiet API's, ours."""
+    if not hasattr(server, "cpu_by_role"):
+        return {}
+    return {**server.cpu_by_role(), "quiet api": quiet.cpu_seconds(), "load generator": time.process_time()}
+
+
+def shares(before: dict, after: dict, seconds: float) -> dict:
+    """Each process's share of one core over `seconds`."""
+    return {name: round((after[name] - before.get(name, 0.0)) / seconds, 3) for name in after}
 
 
 async def _measure(server, quiet, client, shape, watched, versions, played, baseline_game, loaded_game,
@@ -344,7 +550,7 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
     load = Load(server.port)
     player = Player(server.port, played)
     quiet_player = Player(quiet.port, played)
-    pid = worker_pid(server)
+    worker_pid(server)   # the API's worker process(es) forked
     out = {}
     # warm-up: imports, connections, the played games' caches
     for gid in (baseline_game, loaded_game, *fan_games):
@@ -353,7 +559,7 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
     half = shape.baseline_actions
     base1 = await player.play(baseline_game, half)
     await asyncio.sleep(1)
-    rss_before = rss_kb(pid)
+    rss_before = api_rss_kb(server)
     # the waiters: streams over the watched games, long-polls, followers of the played game
     specs = [(watched[n % len(watched)][0], "text/event-stream" if n % 2 else "application/x-ndjson")
              for n in range(shape.streams)]
@@ -369,13 +575,15 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
     out["open_seconds"] = time.perf_counter() - t0
     await asyncio.sleep(2 if shape.streams > 100 else 0.5)   # subscriptions settled, head reads done
     waiters = len(streams) + len(followers) + len(sent)
-    out["rss_delta_kb"] = rss_kb(pid) - rss_before
+    out["rss_delta_kb"] = api_rss_kb(server) - rss_before
     out["waiters"] = waiters
+    out["connections"] = server.connections() if hasattr(server, "connections") else []
     # idle: every waiter open, nothing happening
-    before, cpu0 = commands(client), server.cpu_seconds()
+    before, cpu0, roles0 = commands(client), server.cpu_seconds(), roles(server, quiet)
     idle_t0 = time.perf_counter()
     await asyncio.sleep(shape.idle_seconds)
     idle_wall = time.perf_counter() - idle_t0
+    out["idle_cpu_by_process"] = shares(roles0, roles(server, quiet), idle_wall)
     out["idle_commands_per_s"] = max(0, commands(client) - before - 1) / idle_wall
     out["idle_cpu_share"] = (server.cpu_seconds() - cpu0) / idle_wall
     # the loaded phase: the game played has followers; everything else stays open. Its rounds
@@ -392,12 +600,17 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
         into += await who.play(gid, size)
         cpu[side] += srv.cpu_seconds() - c0
 
+    roles0, loaded_t0 = roles(server, quiet), time.perf_counter()
     for n in range(10):
         for side in (("quiet", "loaded") if n % 2 == 0 else ("loaded", "quiet")):
             await round_on(side)
+    out["rounds_cpu_by_process"] = shares(roles0, roles(server, quiet), time.perf_counter() - loaded_t0)
     await wait_until(lambda: all(f.highest() >= loaded[-1][2] for f in followers), 10)
     out["loaded"] = [x[1] for x in loaded]
     out["quiet"] = [x[1] for x in quiet_rounds]
+    out["rounds_p99_ms"] = {"loaded": [ms([x[1] for x in loaded[i:i + size]], 99) for i in range(0, len(loaded), size)],
+                            "quiet": [ms([x[1] for x in quiet_rounds[i:i + size]], 99)
+                                      for i in range(0, len(quiet_rounds), size)]}
     out["cpu_ms_per_action"] = {side: round(cpu[side] / size / 10 * 1000, 3) for side in cpu}
     out["delivery"] = deliveries(loaded, followers)
     out["delivery_expected"] = len(loaded) * len(followers)
@@ -425,6 +638,7 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
     await asyncio.sleep(1)
     base2 = await player.play(baseline_game, half)
     out["baseline"] = [x[1] for x in base1 + base2]
+    out["baseline_halves_p99_ms"] = [ms([x[1] for x in base1], 99), ms([x[1] for x in base2], 99)]
     out["errors"] = load.errors
     out["streams_open"] = len(streams)
     out["long_polls_open"] = min(len(sent), shape.long_polls)
@@ -433,14 +647,23 @@ async def _measure(server, quiet, client, shape, watched, versions, played, base
     return out
 
 
-def _rows(r: dict, shape: Shape, nofile: int) -> list[Row]:
+def _rows(r: dict, shape: Shape, nofile: int, mode: dict) -> list[Row]:
     base_p99, load_p99 = percentile(r["quiet"], 99), percentile(r["loaded"], 99)
     ratio = load_p99 / base_p99
+    stack = mode.get("mode") == "stack"
+    where = "`make serve` stack: " if stack else ""
     load_desc = (f"{r['streams_open']} streams over {shape.games} games + {r['long_polls_open']} long-polls"
                  f" + {shape.followers} followers")
-    common = {"api_processes": 1, "worker": "gevent", "rlimit_nofile": nofile, "errors": r["errors"],
+    common = {**mode, "worker": "gevent", "rlimit_nofile": nofile, "errors": r["errors"],
               "open_seconds": round(r["open_seconds"], 1)}
-    rows = [Row("8 waiting", f"action p99 with {load_desc}", round(load_p99 * 1000, 2), "ms",
+    if stack:
+        base = percentile(r["baseline"], 99)
+        common.update(sockets_per_api_process=r["connections"],
+                      ratio_to_same_stack_before_after=round(load_p99 / base, 3),
+                      before_after_p99_ms=r["baseline_halves_p99_ms"], rounds_p99_ms=r["rounds_p99_ms"],
+                      idle_cpu_by_process=r["idle_cpu_by_process"],
+                      rounds_cpu_by_process=r["rounds_cpu_by_process"])
+    rows = [Row("8 waiting", f"{where}action p99 with {load_desc}", round(load_p99 * 1000, 2), "ms",
                 round(base_p99 * 1000, 2), "ms p99, nobody waiting (alternating rounds)", round(ratio, 3),
                 f"<= {GOALS['action_ratio']} x nobody waiting", ratio <= GOALS["action_ratio"],
                 {**common, "loaded_p50_ms": ms(r["loaded"], 50), "quiet_p50_ms": ms(r["quiet"], 50),
@@ -454,7 +677,7 @@ def _rows(r: dict, shape: Shape, nofile: int) -> list[Row]:
                  "idle_server_cpu_share": round(r["idle_cpu_share"], 4)})]
     d = r["delivery"]
     d99 = percentile(d, 99) * 1000
-    rows.append(Row("8 waiting", f"append to delivery, {shape.followers} followers of the game played",
+    rows.append(Row("8 waiting", f"{where}append to delivery, {shape.followers} followers of the game played",
                     round(d99, 2), "ms p99", goal=f"p99 <= {GOALS['delivery_p99_ms']:.0f} ms",
                     met=d99 <= GOALS["delivery_p99_ms"] and len(d) == r["delivery_expected"],
                     extra={"p50_ms": ms(d, 50), "max_ms": ms(d, 100), "delivered": len(d),
@@ -462,16 +685,18 @@ def _rows(r: dict, shape: Shape, nofile: int) -> list[Row]:
     for size, (got, expected, opened) in r["fanout"].items():
         p99 = percentile(got, 99) * 1000
         goal = size == max(shape.fanouts)
-        rows.append(Row("8 waiting", f"fan-out to {size} watchers of one game (under the load)", round(p99, 2),
+        rows.append(Row("8 waiting", f"{where}fan-out to {size} watchers of one game (under the load)", round(p99, 2),
                         "ms p99", goal=f"p99 <= {GOALS['fanout_p99_ms']:.0f} ms" if goal else "",
                         met=(p99 <= GOALS["fanout_p99_ms"] and len(got) == expected) if goal else None,
                         extra={"p50_ms": ms(got, 50), "max_ms": ms(got, 100), "delivered": len(got),
                                "expected": expected, "watchers_open": opened}))
     idle = r["idle_commands_per_s"]
-    rows.append(Row("8 waiting", f"Redis commands/s, {r['waiters']} waiters idle", round(idle, 3) or 1e-9,
-                    "commands/s", goal=f"<= {GOALS['idle_commands']:.0f}/s",
-                    met=idle <= GOALS["idle_commands"], extra={"seconds": shape.idle_seconds}))
+    # in the stack, the worker's own periodic passes (reconciler, sweep, heartbeats) count too
+    rows.append(Row("8 waiting", f"{where}Redis commands/s, {r['waiters']} waiters idle"
+                    + (" (the worker's passes included)" if stack else ""), round(idle, 3) or 1e-9,
+                    "commands/s", goal="" if stack else f"<= {GOALS['idle_commands']:.0f}/s",
+                    met=None if stack else idle <= GOALS["idle_commands"], extra={"seconds": shape.idle_seconds}))
     per = r["rss_delta_kb"] * 1024 / max(1, r["waiters"])
-    rows.append(Row("8 waiting", f"API memory per waiter ({r['waiters']} waiters)", round(max(per, 1.0)), "bytes",
+    rows.append(Row("8 waiting", f"{where}API memory per waiter ({r['waiters']} waiters)", round(max(per, 1.0)), "bytes",
                     extra={"rss_delta_kb": r["rss_delta_kb"]}))
     return rows
