@@ -15,6 +15,7 @@ streams opened. It holds when every probe is answered within MAX_PROBE_S.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing as mp
 import random
 import signal
 import time
@@ -56,27 +57,35 @@ async def _open_stream(port: int, source: str, game_id: str, opened: list, faile
         pass
 
 
-async def _probe(port: int, game_id: str, stop: asyncio.Event, latencies: list) -> None:
+def _probe(port: int, game_id: str, stop, out) -> None:
+    """A new client, in a process of its own (the burst's client side is busy reading thousands
+    of streams: a probe sharing its event loop would time that loop, not the server): GET the
+    game's summary on a fresh connection every PROBE_EVERY_S until `stop`; the latencies to `out`."""
+    import http.client
+
+    latencies = []
     while not stop.is_set():
         started = time.perf_counter()
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
-            writer.write(f"GET /v1/games/{game_id} HTTP/1.1\r\nHost: drill\r\nConnection: close\r\n\r\n".encode())
-            status = await asyncio.wait_for(read_head(reader), 10)
-            writer.close()
-            latencies.append(time.perf_counter() - started if status == 200 else float("inf"))
-        except (OSError, ConnectionError, asyncio.TimeoutError):
-            latencies.append(float("inf"))
-        await asyncio.sleep(PROBE_EVERY_S)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", f"/v1/games/{game_id}")
+            status = conn.getresponse().status
+            conn.close()
+            latencies.append((started, time.perf_counter() - started if status == 200 else float("inf")))
+        except OSError:
+            latencies.append((started, float("inf")))
+        time.sleep(PROBE_EVERY_S)
+    out.put(latencies)
 
 
 async def _burst(port: int, games: list[str], streams: int, settle: float) -> dict:
-    opened, failed, held, probes = [], [], [], []
-    stop = asyncio.Event()
-    probe = asyncio.ensure_future(_probe(port, games[0], stop, probes))
-    await asyncio.sleep(0.3)                       # the probe's idle answers first
-    idle = list(probes)
-    started = time.perf_counter()
+    opened, failed, held = [], [], []
+    context = mp.get_context("spawn")
+    stop, out = context.Event(), context.Queue()
+    probe = context.Process(target=_probe, args=(port, games[0], stop, out), daemon=True)
+    probe.start()
+    await asyncio.sleep(1.0)                       # the probe's idle answers first
+    started = time.perf_counter()   # the same clock in both processes (CLOCK_MONOTONIC)
     tasks = [asyncio.ensure_future(_open_stream(port, f"127.0.0.{2 + i % ADDRESSES}", games[i % len(games)],
                                                 opened, failed, held)) for i in range(streams)]
     deadline = started + 120
@@ -85,12 +94,14 @@ async def _burst(port: int, games: list[str], streams: int, settle: float) -> di
     burst_s = time.perf_counter() - started
     await asyncio.sleep(settle)
     stop.set()
-    await probe
+    probes = out.get(timeout=30)
+    probe.join(10)
     for task in tasks:
         task.cancel()
     for writer in held:
         writer.close()
-    during = probes[len(idle):]
+    idle = [took for at, took in probes if at < started]
+    during = [took for at, took in probes if at >= started]
     return {"streams": streams, "opened": len(opened), "refused": len(failed), "burst_s": round(burst_s, 2),
             "probes": len(during), "probe_idle_max_s": round(max(idle, default=0), 3),
             "probe_max_s": round(max(during, default=0), 3),
