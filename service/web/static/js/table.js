@@ -134,7 +134,11 @@ async function addEvents(events) {
   const fresh = events.filter((e) => e.version > lastVersion);
   if (!fresh.length) return;
   lastVersion = Math.max(lastVersion, ...fresh.map((e) => e.version));
-  log.push(...(await describe(fresh)));
+  const described = await describe(fresh);
+  // Batches come from the stream, a move's answer and a refresh at once, and their words may
+  // come back in any order (one waits on a retry): the log is kept in version order.
+  log.push(...described);
+  log.sort((a, b) => a.version - b.version);
   drawLog();
 }
 
