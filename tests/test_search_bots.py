@@ -13,7 +13,7 @@ import pytest
 from projections.registry import game_types, get_game
 from projections.templates import matches
 from workers.bots import policy
-from workers.bots.search import SETTINGS, game_search
+from workers.bots.search import game_search, settings_of
 from workers.bots.search.budget import Budget
 from workers.bots.search.core import Search, candidate_moves
 from workers.bots.study import play_session
@@ -95,7 +95,7 @@ def test_search_plays_a_legal_move_reproducibly(game_decisions):
 def test_the_default_budget_is_the_games_iterations_under_a_200_ms_cap():
     for name in GAMES:
         budget = policy(name, "search").budget
-        assert budget == Budget(SETTINGS[name]["iterations"], 200.0)
+        assert budget == Budget(settings_of(name)["iterations"], 200.0)
 
 
 @pytest.mark.timing

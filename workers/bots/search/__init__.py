@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import importlib
 import random
-from collections.abc import Mapping
 
 from .budget import Budget
 from .core import GameSearch, search
@@ -43,28 +42,9 @@ def _modules(game_type: str):
 
 
 def settings_of(game_type: str) -> dict:
+    """The game's SETTINGS (its search module's; {} for the defaults); ImportError for a game
+    without a search level."""
     return getattr(_modules(game_type)[0], "SETTINGS", {})
-
-
-class _EveryGame(Mapping):
-    """{game type: its SETTINGS}, over the declared games with a search level."""
-
-    def __getitem__(self, game_type):
-        try:
-            return settings_of(game_type)
-        except ImportError:
-            raise KeyError(game_type) from None
-
-    def __iter__(self):
-        from projections.registry import game_types
-
-        return iter([t.name for t in game_types() if t.search])
-
-    def __len__(self):
-        return len(list(iter(self)))
-
-
-SETTINGS = _EveryGame()
 
 
 @functools.lru_cache(maxsize=None)

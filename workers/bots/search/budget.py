@@ -35,7 +35,7 @@ def turn_deadline(time_ms: float, searched_from: float) -> float:
 
 @dataclass(frozen=True)
 class Budget:
-    """Iterations per move (None: the game's default, `workers.bots.search.SETTINGS`), cut
+    """Iterations per move (None: the game's default, the `SETTINGS` of its search module), cut
     by a time cap (milliseconds)."""
 
     iterations: Optional[int] = None
