@@ -23,7 +23,7 @@ REQUIRED = ("NAME", "RULES_VERSION", "MIN_PLAYERS", "MAX_PLAYERS", "OptionsSchem
             "legal_actions", "to_act", "is_over", "result", "transfers")
 
 __all__ = ["BUILTIN", "GameType", "REQUIRED", "UnknownGame", "all_games", "game_types", "get_game",
-           "get_game_type", "register", "register_game", "unregister"]
+           "get_game_type", "register", "register_game"]
 
 
 class UnknownGame(KeyError):
@@ -50,12 +50,6 @@ def register_game(game_type: GameType) -> GameType:
     register(rules)
     _TYPES[game_type.name] = game_type
     return game_type
-
-
-def unregister(name: str) -> None:
-    """Forget a game (a test's own registration)."""
-    _GAMES.pop(name, None)
-    _TYPES.pop(name, None)
 
 
 def get_game(name: str) -> ModuleType:

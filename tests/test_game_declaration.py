@@ -30,13 +30,13 @@ TOY = GameType(name=toygame.NAME, title="Secret Duel — the tests' toy game", r
 
 
 @pytest.fixture
-def declared():
+def declared(monkeypatch):
     """The toy game declared as a hosted game for one test, then back to its rules alone
-    (tests/conftest.py registers it so)."""
+    (tests/conftest.py registers it so): the test's declarations go into a copy of the
+    registry's, dropped after it."""
+    monkeypatch.setattr(registry, "_TYPES", dict(registry._TYPES))
     registry.register_game(TOY)
     yield TOY
-    registry.unregister(TOY.name)
-    registry.register(toygame)
 
 
 @pytest.fixture
