@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from service import render
+from service.render import speculate, speculation, spekulation
 from service.app import create_app
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -31,7 +32,7 @@ def test_every_event_of_a_golden_game_has_words(name):
     for event in _events(name):
         text = render.describe_event(observed["type"], event, seats, 0)
         assert text and text[-1] in ".)", (event["type"], text)
-        assert render.GAMES[observed["type"]].describe(event["type"], event["data"], str) or "." in event["type"], \
+        assert render.words(observed["type"]).describe(event["type"], event["data"], str) or "." in event["type"], \
             f"no words for {event['type']}"
         # redacted forms (what other seats see) have words too
         redacted = {**event, "data": {k: v for k, v in event["data"].items()
@@ -53,13 +54,13 @@ def test_every_view_is_drawn_and_every_legal_action_labelled(name):
 
 
 def test_cards_by_name():
-    assert render.speculation.name("QD") == "the Queen of Diamonds"
-    assert render.speculation.short("TS") == "10♠"
-    assert render.speculation.code(0) == "2C"  # the rules' integer codes in a full state
-    assert render.speculate.card("stores:dividend") == "Stores dividend"
-    assert render.speculate.objective("L2:stores=200,mines=150,properties=100") == \
+    assert speculation.name("QD") == "the Queen of Diamonds"
+    assert speculation.short("TS") == "10♠"
+    assert speculation.code(0) == "2C"  # the rules' integer codes in a full state
+    assert speculate.card("stores:dividend") == "Stores dividend"
+    assert speculate.objective("L2:stores=200,mines=150,properties=100") == \
         "Level 2: Stores 200, Mines 150, Properties 100"
-    assert render.spekulation.name("dark-blue") == "Dark blue"
+    assert spekulation.name("dark-blue") == "Dark blue"
     assert render.describe_action("big-shot", {"type": "bid", "amount": {"min": 3, "max": 9}}) == "Bid 3–9"
 
 

@@ -14,36 +14,24 @@ text for the terminal, and after the end every hand revealed.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from types import ModuleType
 from typing import Optional
 
-from projections.registry import game_types, get_game_type
+from projections.registry import UnknownGame, get_game_type
 
 from .common import listing, seat_label, seat_title
 
-
-class _Words(Mapping):
-    """{game type: its words module}, read from the games' declarations (GameType.render) at
-    each use, so a game registered later (a test's own) is found too."""
-
-    def __getitem__(self, game_type):
-        return importlib.import_module(get_game_type(game_type).render)   # UnknownGame is a KeyError
-
-    def __iter__(self):
-        return iter([t.name for t in game_types()])
-
-    def __len__(self):
-        return len(game_types())
+__all__ = ["describe_event", "describe_action", "draw_view", "glossary", "revealed_hands",
+           "seat_label", "seat_title", "result_words", "words"]
 
 
-GAMES = _Words()
-
-__all__ = ["GAMES", "describe_event", "describe_action", "draw_view", "glossary", "revealed_hands",
-           "seat_label", "seat_title", "result_words"]
-
-
-def _game(game_type: str):
-    return GAMES.get(game_type)
+def words(game_type: str) -> Optional[ModuleType]:
+    """The game's words module, the one its declaration names (GameType.render); None for a
+    game that is not hosted or is registered with its rules alone (the tests' toy game)."""
+    try:
+        return importlib.import_module(get_game_type(game_type).render)
+    except UnknownGame:
+        return None
 
 
 def _who(seats, viewer):
@@ -67,7 +55,7 @@ def describe_event(game_type: str, event: dict, seats: Optional[list] = None, vi
     if t == "game.scored":
         return "The game is scored: " + result_words(d.get("result") or {}, seats, viewer) + \
             " The seed is revealed, so anyone can check every draw."
-    game = _game(game_type)
+    game = words(game_type)
     text = game.describe(t, d, who) if game else ""
     if not text:
         acted = (event.get("cmd") or {}).get("seat")
@@ -87,18 +75,18 @@ def result_words(result: dict, seats=None, viewer=None) -> str:
 
 
 def describe_action(game_type: str, action: dict) -> str:
-    game = _game(game_type)
+    game = words(game_type)
     return game.action(action) if game else action.get("type", "?")
 
 
 def glossary(game_type: str) -> dict:
-    game = _game(game_type)
+    game = words(game_type)
     return game.glossary() if game else {}
 
 
 def revealed_hands(game_type: str, full_state, players: int) -> list[dict]:
     """After the end: every hand, pile and objective, by name (from the full rules state)."""
-    game = _game(game_type)
+    game = words(game_type)
     if not game or not isinstance(full_state, dict):
         return []
     return game.hands(full_state, players)
@@ -112,7 +100,7 @@ def draw_view(view: dict) -> str:
     who = _who(seats, viewer)
     head = f"{game_type} · game {view.get('game_id')} · version {view.get('version')} · {view.get('status')}"
     lines = [head, "=" * min(len(head), 78)]
-    game = _game(game_type)
+    game = words(game_type)
     if game:
         lines += game.draw(view.get("state") or {}, who, viewer)
     to_act = view.get("to_act") or []

@@ -123,7 +123,7 @@ def words():
     game_id = body.get("game_id")
     if game_id is None:
         game_type = body.get("type")
-        if not isinstance(game_type, str) or game_type not in render.GAMES:
+        if not isinstance(game_type, str) or render.words(game_type) is None:
             raise Invalid(f"type: unknown game type {str(game_type)[:40]!r}", {"field": "type"})
         for field in ("events", "view", "full_state", "result"):
             if field in body:       # client-sent state is never drawn: the server draws its own
@@ -171,18 +171,19 @@ def _legal_words(core, game_id: str, game_type: str, seat: Optional[int], versio
     live game the core's replay for that seat."""
     if seat is None:
         return []
-    if version == current:
-        view = core.view(game_id, seat)
-    else:
-        replayed = core.replay(game_id, max(version, 1), seat)
-        view = replayed.get("view") or {}
+    view = core.view(game_id, seat) if version == current else None
+    if view is None or view["version"] != version:
+        # a past version (or the game moved on since `current` was read): the core's replay
+        # for that seat, an expensive read bounded as the API's /replay is
+        with audit_slot():
+            view = core.replay(game_id, max(version, 1), seat).get("view") or {}
     return [render.describe_action(game_type, a)[:MAX_LABEL] for a in view.get("legal_actions") or []]
 
 
 @blueprint.get("/web/api/glossary/<game_type>")
 def glossary(game_type):
     """Names and colours of one game's cards, companies, share types and phases."""
-    if game_type not in render.GAMES:
+    if render.words(game_type) is None:
         raise Invalid(f"type: unknown game type {game_type!r}", {"field": "type"})
     response = jsonify(render.glossary(game_type))
     response.headers["Cache-Control"] = "max-age=3600"
