@@ -142,12 +142,14 @@ def words():
                  "seat_labels": [render.seat_label(seats, s, seat) for s in range(len(seats))]}
     if isinstance(game.get("result"), dict):
         out["result"] = render.result_words(game["result"], seats, seat)
-    if body.get("actions") is True:
-        at = _version(body, "version", current)
-        out["actions_version"] = current if at is None else at
-        out["actions"] = _legal_words(core, game_id, game_type, seat, out["actions_version"], current)
     after, until = _version(body, "after", current), _version(body, "until", current)
     at = _version(body, "at", current)
+    if at is not None and (game["status"] not in ("ended", "scored") or at < 1):
+        raise Invalid("at: every hand is revealed only after the end, at a version from 1", {"field": "at"})
+    if body.get("actions") is True:
+        asked = _version(body, "version", current)
+        out["actions_version"] = current if asked is None else asked
+        out["actions"] = _legal_words(core, game_id, game_type, seat, out["actions_version"], current)
     if after is not None or at is not None:
         with audit_slot():
             if after is not None:
@@ -157,9 +159,6 @@ def words():
                                   "text": render.describe_event(game_type, e, seats, seat)} for e in shown]
                 out["events_until"] = max(last, after)
             if at is not None:
-                if game["status"] not in ("ended", "scored") or at < 1:
-                    raise Invalid("at: every hand is revealed only after the end, at a version from 1",
-                                  {"field": "at"})
                 full_state = core.replay(game_id, at, None)["full_state"]
                 out["hands"] = render.revealed_hands(game_type, full_state, len(seats))
     return jsonify(out)
