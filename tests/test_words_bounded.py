@@ -105,3 +105,39 @@ def test_words_that_read_the_past_wait_on_the_audit_gate(fake_redis):
     past = http.post("/web/api/words", json={"game_id": game_id, "actions": True, "version": version - 1},
                      headers=auth)
     assert past.status_code == 200 and past.json["actions_version"] == version - 1
+
+
+def test_a_live_game_in_words_is_each_callers_own(fake_redis):
+    """While the game is live every seat's words are its own: a token's seat, a ticket's seat,
+    the spectator's; no seat's dealt cards or objective reach another (the finished game above
+    discloses everything, so only a live one can catch a words answer for the wrong seat)."""
+    app = _kit.make_app(fake_redis)
+    service = app.extensions["games"]
+    game_id, tokens = _kit.create_open_game(service, "speculate", players=3)
+    http = app.test_client()
+    summary = service.game(game_id)
+    assert summary["status"] == "active"
+    ticket = service.issue_stream_ticket(game_id, 1)["ticket"]
+    callers = [(None, {}, {}), (0, {"Authorization": f"Bearer {tokens[0]}"}, {}),
+               (1, {}, {"ticket": ticket}),
+               (1, {"Authorization": f"Bearer {tokens[0]}"}, {"ticket": ticket})]   # the ticket decides
+    texts = {}
+    for seat, headers, extra in callers:
+        answer = http.post("/web/api/words", json={"game_id": game_id, "after": 0, **extra}, headers=headers).json
+        shown, _ = service.events(game_id, seat, 0)
+        assert answer["viewer"] == seat
+        assert answer["events"] == [{"version": e["version"], "type": e["type"],
+                                     "text": render.describe_event("speculate", e, summary["seats"], seat)}
+                                    for e in shown]
+        texts[seat] = [e["text"] for e in answer["events"]]
+    for seat in (0, 1):             # each seat's own hand and objective, in words, reach no one else
+        secrets = [t.split(marker, 1)[1] for t in texts[seat] if "(you)" in t
+                   for marker in ("is dealt ", "objective: ") if marker in t]
+        assert len(secrets) == 2, (seat, texts[seat])
+        others = " ".join(sum((texts[o] for o in texts if o != seat), []))
+        assert not [x for x in secrets if x in others], (seat, secrets)
+    assert http.post("/web/api/words", json={"game_id": game_id, "ticket": 5}).status_code == 422
+    assert http.post("/web/api/words", json={"game_id": game_id, "ticket": "forged"}).status_code == 401
+    other, _ = _kit.create_open_game(service, "speculate", players=3)
+    elsewhere = service.issue_stream_ticket(other, 0)["ticket"]
+    assert http.post("/web/api/words", json={"game_id": game_id, "ticket": elsewhere}).status_code == 401
