@@ -38,6 +38,12 @@ def viewer(game_id: str) -> Optional[int]:
     return games().authenticate(game_id, token)
 
 
+def viewer_or_ticket(game_id: str, ticket: Optional[str]) -> Optional[int]:
+    """The caller's seat where a browser may present a stream ticket instead of a header
+    (GET /events, POST /web/api/words): the ticket's seat when one is given, else viewer()."""
+    return games().stream_ticket_viewer(game_id, ticket) if ticket else viewer(game_id)
+
+
 def seat_of(game_id: str) -> int:
     """The caller's seat: a token is required."""
     token = bearer()

@@ -14,7 +14,7 @@ from ..limits import MAX_INT_DIGITS, ascii_int
 from ..streaming import NDJSON, SSE, open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
                        ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
-from .context import bearer, games, viewer
+from .context import bearer, games, viewer, viewer_or_ticket
 from .play import SECURED
 
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
@@ -42,7 +42,7 @@ class Events(MethodView):
         and `to_act`. A stream lasts `follow` seconds, at most the server's limit (300 by
         default); open streams and long-polls are capped per token and per address (429
         `too_many_streams` with Retry-After)."""
-        seat = games().stream_ticket_viewer(game_id, query["ticket"]) if query.get("ticket") else viewer(game_id)
+        seat = viewer_or_ticket(game_id, query.get("ticket"))
         after = query["after"]
         kind = stream_kind(request.accept_mimetypes)
         if kind is not None:

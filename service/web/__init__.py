@@ -21,7 +21,7 @@ from service import render
 
 from ..core.errors import Invalid
 from ..expensive import audit_slot
-from ..routes.context import games, viewer
+from ..routes.context import games, viewer_or_ticket
 
 HERE = Path(__file__).parent
 PAGES = HERE / "pages"
@@ -88,9 +88,8 @@ def _caller(game_id: str, body: dict) -> Optional[int]:
     ticket = body.get("ticket")
     if ticket is not None:
         if not isinstance(ticket, str) or not 0 < len(ticket) <= 200:
-            raise Invalid("ticket: a stream ticket is a string", {"field": "ticket"})
-        return games().stream_ticket_viewer(game_id, ticket)
-    return viewer(game_id)
+            raise Invalid("ticket: a stream ticket is a string of 1 to 200 characters", {"field": "ticket"})
+    return viewer_or_ticket(game_id, ticket)
 
 
 def _action_labels(game_type: str, actions) -> list[str]:
