@@ -26,6 +26,15 @@ def test_a_creator_has_at_most_its_slots_queued_the_rest_wait_and_are_released(f
     assert jobs.waiting("addr:a") == 3
     assert jobs.finished("bot_g0_1_3", 0.01) == ["bot_g2_1_3"]
     assert jobs.waiting("addr:a") == 2
+    assert jobs.usage_ms("addr:a") == pytest.approx(10.0) and jobs.usage_ms("addr:b") == 0
+
+
+def test_a_released_turn_of_a_creator_past_its_share_queues_behind_the_others(fake_redis):
+    jobs = RQJobs(fake_redis, per_creator=1, ms_per_minute=1000)
+    jobs.bot_turn("g0", 0, 1, creator="addr:a")
+    jobs.bot_turn("g1", 0, 1, creator="addr:a")
+    assert jobs.finished("bot_g0_0_1", 2.5) == ["bot_g1_0_1"]   # 2500 ms charged, then released
+    assert _queued(jobs)[HEAVY_QUEUE_NAME] == ["bot_g1_0_1"]
 
 
 def test_the_reconciler_releases_turns_held_behind_a_dead_job(fake_redis):
@@ -39,8 +48,9 @@ def test_the_reconciler_releases_turns_held_behind_a_dead_job(fake_redis):
     assert jobs.release_waiting() == ["bot_g1_0_1"]
 
 
-def test_a_creator_past_its_share_of_bot_time_queues_behind_the_others(fake_redis):
-    jobs = RQJobs(fake_redis, per_creator=0, ms_per_minute=1000)
+@pytest.mark.parametrize("per_creator", [0, 2])   # judged outside the slots, and by the admitting script
+def test_a_creator_past_its_share_of_bot_time_queues_behind_the_others(fake_redis, per_creator):
+    jobs = RQJobs(fake_redis, per_creator=per_creator, ms_per_minute=1000)
     minute = int(time.time() // 60)
     fake_redis.set(f"fair:used:addr:a:{minute}", 5000)
     fake_redis.set(f"fair:used:addr:b:{minute}", 20)

@@ -49,9 +49,23 @@ ADMITTED_GRACE = 30      # seconds a slot may be held by a job RQ does not know 
 
 # Both scripts first free the slots of jobs that are over (finished, failed, stopped,
 # canceled in RQ, or unknown to RQ for ADMITTED_GRACE seconds: a release that died before its
-# enqueue). KEYS: the creator's running set, waiting list, waiting specs, the set of creators
-# with waiting turns. ARGV: job id, spec (admit) / job finished (release), per_creator, now,
-# grace, RQ's job key prefix, creator.
+# enqueue), and answer, first, the creator's bot time read in the same step (`_USAGE`: what
+# `_queue_from_usage` judges by), so that taking a slot, or finishing a turn, is one round trip.
+# KEYS: the creator's running set, waiting list, waiting specs, the set of creators with
+# waiting turns; then the creator's bot time this minute and the one before, every creator's
+# the same, and the creators with bot time this minute and the one before. ARGV: job id, spec
+# (admit) / job finished (release), per_creator, now, grace, RQ's job key prefix, creator, ms
+# to charge to the creator (release; "" for none).
+_USAGE = """
+local function usage()
+  local out = {}
+  for i = 5, 8 do out[#out + 1] = redis.call('GET', KEYS[i]) or '0' end
+  out[#out + 1] = redis.call('SCARD', KEYS[9])
+  out[#out + 1] = redis.call('SCARD', KEYS[10])
+  return out
+end
+"""
+USAGE_REPLIES = 6   # the replies of `usage()`, first in each script's answer
 _PRUNE = """
 local running = KEYS[1]
 local cap, now, grace, prefix = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
@@ -64,26 +78,37 @@ for i = 1, #held, 2 do
   end
 end
 """
-_ADMIT = _PRUNE + """
+_ADMIT = _USAGE + _PRUNE + """
 local job = ARGV[1]
-if redis.call('ZSCORE', running, job) then return 1 end
-if redis.call('HEXISTS', KEYS[3], job) == 1 then return 0 end
+local out = usage()
+if redis.call('ZSCORE', running, job) then table.insert(out, 1) return out end
+if redis.call('HEXISTS', KEYS[3], job) == 1 then table.insert(out, 0) return out end
 if redis.call('ZCARD', running) < cap then
   redis.call('ZADD', running, now, job)
   redis.call('EXPIRE', running, 86400)
-  return 1
+  table.insert(out, 1)
+  return out
 end
 redis.call('RPUSH', KEYS[2], job)
 redis.call('HSET', KEYS[3], job, ARGV[2])
 redis.call('EXPIRE', KEYS[2], 86400)
 redis.call('EXPIRE', KEYS[3], 86400)
 redis.call('SADD', KEYS[4], ARGV[7])
-return 0
+table.insert(out, 0)
+return out
 """
-_RELEASE = """
+_RELEASE = _USAGE + """
+if ARGV[8] ~= '' then
+  for _, used in ipairs({KEYS[5], KEYS[7]}) do   -- the creator's, and every creator's
+    redis.call('INCRBYFLOAT', used, ARGV[8])
+    redis.call('EXPIRE', used, 180)
+  end
+  redis.call('SADD', KEYS[9], ARGV[7])
+  redis.call('EXPIRE', KEYS[9], 180)
+end
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[1], ARGV[2]) end
 """ + _PRUNE + """
-local out = {}
+local out = usage()
 while redis.call('ZCARD', running) < cap do
   local job = redis.call('LPOP', KEYS[2])
   if not job then break end
@@ -207,23 +232,27 @@ class RQJobs:
             return
         spec = json.dumps({"id": job_id, "func": func, "args": [game_id, seat, version],
                            "background": background, "creator": creator, "request_id": self.request_id()})
-        if self._admit(keys=self._fair_keys(creator), args=self._fair_args(job_id, spec, creator)):
+        *usage, admitted = self._admit(keys=self._fair_keys(creator), args=self._fair_args(job_id, spec, creator))
+        if admitted:
             self._enqueue(job_id, func, game_id, seat, version, background=background, creator=creator,
-                          queue=self._queue_for(creator, background))
+                          queue=self._queue_from_usage(usage, background))
         # else it waits in the creator's list: released as the creator's turns finish
 
     # --- fair bot time across creators --------------------------------------------------
     @staticmethod
     def _fair_keys(creator: str) -> list[str]:
-        return [f"fair:running:{creator}", f"fair:wait:{creator}", f"fair:spec:{creator}", CREATORS_KEY]
+        minute = int(time.time() // 60)
+        return [f"fair:running:{creator}", f"fair:wait:{creator}", f"fair:spec:{creator}", CREATORS_KEY,
+                *RQJobs._usage_keys(creator, minute), f"fair:used:*:{minute}", f"fair:used:*:{minute - 1}",
+                f"fair:active:{minute}", f"fair:active:{minute - 1}"]
 
-    def _fair_args(self, job_id: str, spec_or_done: str, creator: str) -> list:
+    def _fair_args(self, job_id: str, spec_or_done: str, creator: str, charge_ms: str = "") -> list:
         return [job_id, spec_or_done, self.per_creator, time.time(), ADMITTED_GRACE,
-                Job.redis_job_namespace_prefix, creator]
+                Job.redis_job_namespace_prefix, creator, charge_ms]
 
     @staticmethod
-    def _usage_keys(creator: str) -> list[str]:
-        minute = int(time.time() // 60)
+    def _usage_keys(creator: str, minute: Optional[int] = None) -> list[str]:
+        minute = int(time.time() // 60) if minute is None else minute
         return [f"fair:used:{creator}:{minute}", f"fair:used:{creator}:{minute - 1}"]
 
     def usage_ms(self, creator: str) -> float:
@@ -231,22 +260,33 @@ class RQJobs:
         return sum(float(v or 0) for v in self.queue.connection.mget(self._usage_keys(creator)))
 
     def _queue_for(self, creator: str, background: bool) -> Queue:
-        """`games-heavy` for a creator past its share of bot time: more than `ms_per_minute`,
-        or more than a fair share (the mean of the creators with bot time in the window) once
-        it has used a tenth of that; `games` otherwise."""
+        """The queue for a turn of the creator's outside the fair slots (`_queue_from_usage`),
+        its bot time read here."""
         if background:
             return self.background
         if not creator or not self.ms_per_minute:
             return self.queue
         minute = int(time.time() // 60)
         with self.queue.connection.pipeline(transaction=False) as pipe:
-            pipe.mget(self._usage_keys(creator) + [f"fair:used:*:{minute}", f"fair:used:*:{minute - 1}"])
+            pipe.mget(self._usage_keys(creator, minute) + [f"fair:used:*:{minute}", f"fair:used:*:{minute - 1}"])
             pipe.scard(f"fair:active:{minute}")
             pipe.scard(f"fair:active:{minute - 1}")
             values, active, before = pipe.execute()
-        mine = sum(float(v or 0) for v in values[:2])
-        total = sum(float(v or 0) for v in values[2:])
-        share = total / max(1, active, before)
+        return self._queue_from_usage([*values, active, before], background)
+
+    def _queue_from_usage(self, usage: list, background: bool) -> Queue:
+        """`games-heavy` for a creator past its share of bot time: more than `ms_per_minute`,
+        or more than a fair share (the mean of the creators with bot time in the window) once
+        it has used a tenth of that; `games` otherwise. `usage`: the creator's bot time this
+        minute and the one before, every creator's the same, and how many creators had bot
+        time this minute and the one before (`_USAGE`)."""
+        if background:
+            return self.background
+        if not self.ms_per_minute:
+            return self.queue
+        mine = sum(float(v or 0) for v in usage[0:2])
+        total = sum(float(v or 0) for v in usage[2:4])
+        share = total / max(1, int(usage[4]), int(usage[5]))
         if mine > self.ms_per_minute or (mine > self.ms_per_minute / 10 and mine > share):
             return self.heavy
         return self.queue
@@ -265,24 +305,18 @@ class RQJobs:
         creator = (job.meta or {}).get("creator")
         if not creator:
             return []
-        key = self._usage_keys(creator)[0]
-        minute = int(time.time() // 60)
-        ms = round(seconds * 1000.0, 3)
-        with self.queue.connection.pipeline() as pipe:
-            for counter in (key, f"fair:used:*:{minute}"):    # the creator's, and every creator's
-                pipe.incrbyfloat(counter, ms)
-                pipe.expire(counter, 180)
-            pipe.sadd(f"fair:active:{minute}", creator)
-            pipe.expire(f"fair:active:{minute}", 180)
-            pipe.execute()
-        return self._release_next(creator, job_id) if self.per_creator else []
+        # charged, its slot freed and the next turns taken in one step (the release script)
+        ms = format(round(seconds * 1000.0, 3), "f")
+        return self._release_next(creator, job_id, ms)
 
-    def _release_next(self, creator: str, done: str = "") -> list[str]:
+    def _release_next(self, creator: str, done: str = "", charge_ms: str = "") -> list[str]:
+        reply = self._release(keys=self._fair_keys(creator), args=self._fair_args(done, done, creator, charge_ms))
+        usage, specs = reply[:USAGE_REPLIES], reply[USAGE_REPLIES:]
         released = []
-        for raw in self._release(keys=self._fair_keys(creator), args=self._fair_args(done, done, creator)):
+        for raw in specs:   # the creator's turns: its bot time was read with them
             spec = json.loads(raw)
             self._enqueue(spec["id"], spec["func"], *spec["args"], background=spec["background"],
-                          creator=creator, queue=self._queue_for(creator, spec["background"]),
+                          creator=creator, queue=self._queue_from_usage(usage, spec["background"]),
                           request_id=spec.get("request_id"))
             released.append(spec["id"])
         return released
