@@ -135,7 +135,7 @@ def words():
         raise Invalid("game_id: a game id is required", {"field": "game_id"})
     seat = _caller(game_id, body)
     core = games()
-    game = core.game(game_id)
+    game = core.summary(core.load(game_id))      # the public summary (no spectator view drawn for nothing)
     game_type, seats, current = game["type"], game["seats"], game["version"]
     out: dict = {"game_id": game_id, "type": game_type, "version": current, "viewer": seat,
                  "seat_labels": [render.seat_label(seats, s, seat) for s in range(len(seats))]}
