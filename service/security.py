@@ -26,6 +26,8 @@ from typing import Iterable, Optional, Union
 
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from .settings import BY_NAME
+
 # Added to every policy that does not name them: no framing (clickjacking), no <base> that
 # moves relative URLs, no form posting anywhere (the pages send JSON with fetch).
 REQUIRED = {"frame-ancestors": "'none'", "base-uri": "'none'", "form-action": "'none'"}
@@ -52,22 +54,14 @@ def add_security_headers(response):
 
 # --- proxies ------------------------------------------------------------------------------
 Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+TRUSTED_PROXIES = BY_NAME["TRUSTED_PROXIES"]
 
 
-def parse_proxies(text: Union[str, Iterable[str], None]) -> tuple[Address, ...]:
-    """`10.0.0.2, ::1` (or a list of them) as addresses; ValueError names a bad one."""
-    if not text:
-        return ()
-    items = text.split(",") if isinstance(text, str) else list(text)
-    out = []
-    for item in (str(i).strip() for i in items):
-        if not item:
-            continue
-        try:
-            out.append(ipaddress.ip_address(item))
-        except ValueError:
-            raise ValueError(f"IP addresses separated by commas (not {item[:40]!r})") from None
-    return tuple(out)
+def parse_proxies(text: Optional[str]) -> tuple[Address, ...]:
+    """The TRUSTED_PROXIES value (`10.0.0.2, ::1`) as addresses, read as the setting reads its
+    variable (service/settings.py); ValueError names a bad one."""
+    listed = TRUSTED_PROXIES.parse(text) if text else None
+    return tuple(ipaddress.ip_address(item) for item in listed.split(",")) if listed else ()
 
 
 def _address(text: str) -> Optional[Address]:
