@@ -344,9 +344,13 @@ def load_payloads() -> dict:
     from .games import GameDeclarationError, payloads_path
 
     out: dict[str, dict] = {"states": {}, "events": {}}
+    documents: dict[str, dict] = {}   # each contract file read once (the hosted games share one)
     for game_type in game_types():
-        with open(payloads_path(game_type), encoding="utf-8") as handle:
-            document = json.load(handle)
+        path = payloads_path(game_type)
+        if path not in documents:
+            with open(path, encoding="utf-8") as handle:
+                documents[path] = json.load(handle)
+        document = documents[path]
         if game_type.name not in document.get("states", {}):
             raise GameDeclarationError(f"game type {game_type.name}: payloads: {game_type.payloads} has no "
                                        "state schema for it (python -m docs.tools.gen_payload_schemas)")
