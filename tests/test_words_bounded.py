@@ -83,7 +83,8 @@ def test_events_come_a_page_at_a_time(fake_redis, monkeypatch):
 
 def test_words_that_read_the_past_wait_on_the_audit_gate(fake_redis):
     """A past version's legal actions are a replay, as the API's /replay: past the address's
-    bound they are a 429 too_many_audits, while the labels and the current actions still answer."""
+    bound they are a 429 too_many_audits, while the labels, the current actions and the events
+    (what GET /events answers, the live table's every update) still answer."""
     app = _kit.make_app(fake_redis, AUDITS_PER_ADDRESS=1)
     service = app.extensions["games"]
     game_id, tokens = _kit.create_open_game(service, "speculation", players=3)
@@ -93,11 +94,13 @@ def test_words_that_read_the_past_wait_on_the_audit_gate(fake_redis):
     from service.expensive import gate
 
     with app.app_context(), gate().slot("127.0.0.1", may_wait=False):
-        for ask in ({"actions": True, "version": version - 1}, {"after": 0}):
-            response = http.post("/web/api/words", json={"game_id": game_id, **ask}, headers=auth)
-            assert response.status_code == 429, (ask, response.json)
-            assert response.json["error"]["code"] == "too_many_audits"
+        response = http.post("/web/api/words", json={"game_id": game_id, "actions": True, "version": version - 1},
+                             headers=auth)
+        assert response.status_code == 429, response.json
+        assert response.json["error"]["code"] == "too_many_audits"
         assert http.post("/web/api/words", json={"game_id": game_id}, headers=auth).status_code == 200
+        events = http.post("/web/api/words", json={"game_id": game_id, "after": 0}, headers=auth)
+        assert events.status_code == 200 and events.json["events"], events.json
         assert http.post("/web/api/words", json={"game_id": game_id, "at": 1}).status_code == 422  # checked first
         current = http.post("/web/api/words", json={"game_id": game_id, "actions": True, "version": version},
                             headers=auth)

@@ -149,17 +149,16 @@ def words():
         asked = _version(body, "version", current)
         out["actions_version"] = current if asked is None else asked
         out["actions"] = _legal_words(core, game_id, game_type, seat, out["actions_version"], current)
-    if after is not None or at is not None:
+    if after is not None:   # what GET /events answers, bounded as it is (not an audit read)
+        last = min(current if until is None else until, after + EVENTS_PER_ANSWER)
+        shown = core.events(game_id, seat, after, last)[0] if last > after else []
+        out["events"] = [{"version": e.get("version"), "type": e.get("type"),
+                          "text": render.describe_event(game_type, e, seats, seat)} for e in shown]
+        out["events_until"] = max(last, after)
+    if at is not None:      # a replay, bounded as GET /replay is
         with audit_slot():
-            if after is not None:
-                last = min(current if until is None else until, after + EVENTS_PER_ANSWER)
-                shown = core.events(game_id, seat, after, last)[0] if last > after else []
-                out["events"] = [{"version": e.get("version"), "type": e.get("type"),
-                                  "text": render.describe_event(game_type, e, seats, seat)} for e in shown]
-                out["events_until"] = max(last, after)
-            if at is not None:
-                full_state = core.replay(game_id, at, None)["full_state"]
-                out["hands"] = render.revealed_hands(game_type, full_state, len(seats))
+            full_state = core.replay(game_id, at, None)["full_state"]
+        out["hands"] = render.revealed_hands(game_type, full_state, len(seats))
     return jsonify(out)
 
 
