@@ -113,3 +113,26 @@ def test_a_persons_bots_are_not_held_up_by_another_creators_search_bots():
     assert figures["hand_backs"] >= 12, figures
     assert figures["hand_back_p50_s"] <= 0.5 and figures["hand_back_p95_s"] <= 1.5, figures
     assert figures["search_turns"] > 0, figures
+
+
+def test_a_bot_turns_creator_is_read_with_the_games_seed(fake_redis):
+    """In a fresh process (an RQ work horse), an act and its follow-up bot turns read the
+    game's meta once: the creator comes with the seed."""
+    from ops.drills import _kit
+    from workers.memory_jobs import MemoryJobs
+
+    jobs = MemoryJobs()
+    app = _kit.make_app(fake_redis, jobs=jobs)
+    game = app.test_client().post("/v1/games", json={"type": "big-shot", "seats": [{"bot": "random"}, {"bot": "random"}]},
+                                  environ_base={"REMOTE_ADDR": "10.60.0.2"}).json["game_id"]
+    fresh = _kit.make_service(fake_redis, jobs=jobs)
+    reads = []
+    real = fresh.store.get_meta
+    fresh.store.get_meta = lambda game_id, *fields: reads.append(fields) or real(game_id, *fields)
+    session = fresh.load(game)
+    seat = min(session.to_act())
+    from workers import jobs as job_functions
+
+    assert job_functions.bot_turn(fresh, game, seat, session.version) == "played"
+    assert len(reads) == 1 and set(reads[0]) >= {"seed", "creator"}, reads
+    assert fresh.sessions.creator(game) == app.extensions["games"].store.get_meta(game, "creator")["creator"] != ""

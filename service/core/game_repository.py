@@ -66,16 +66,6 @@ class GameRepository:
         self.metrics = metrics
         # At most this many bot turns of an all-bot game queued at once (0: no limit).
         self.bot_jobs_per_game = bot_jobs_per_game
-        self._creators: dict[str, str] = {}   # game id -> its creator (it never changes)
-
-    def creator(self, game_id: str) -> str:
-        """Whose bot time the game's bot turns are: the `creator` its create recorded in its
-        meta ("" for a game created without one: the CLI, older games)."""
-        if game_id not in self._creators:
-            if len(self._creators) > 10_000:
-                self._creators.clear()
-            self._creators[game_id] = self.store.get_meta(game_id, "creator")["creator"] or ""
-        return self._creators[game_id]
 
     # --- the unit of work's repository --------------------------------------------------
     def peek(self, game_id: str, idem_key: str):
@@ -121,7 +111,7 @@ class GameRepository:
             return receipt, session, []
         after, stored = folded["after"], folded["stored"]
         if session.version == 0:
-            self.sessions.remember_seed(after.game_id, seed)
+            self.sessions.remember_seed(after.game_id, seed, meta.get("creator") or "")
         self.sessions.remember(after)
         if after.status != session.status or session.version == 0:
             self.index.record(after.game_id, after.game_type, after.status, after.created_at)
@@ -155,7 +145,7 @@ class GameRepository:
             if session.seats[seat].kind == "bot":
                 if background and self.bot_jobs_per_game and queued >= self.bot_jobs_per_game:
                     continue
-                creator = creator or self.creator(session.game_id)
+                creator = creator or self.sessions.creator(session.game_id)   # read with the seed
                 self.jobs.bot_turn(session.game_id, seat, session.version, background=background, creator=creator)
                 queued += 1
             elif timeout:

@@ -29,7 +29,7 @@ class GameSessions:
         self.store = store
         self.snapshot_every = snapshot_every
         self._cache: OrderedDict[str, Session] = OrderedDict()
-        self._seeds: dict[str, str] = {}
+        self._seeds: dict[str, tuple[str, str]] = {}   # game -> its seed and creator
         self._snapshot_at: dict[str, int] = {}   # game -> version of its last snapshot
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -127,15 +127,27 @@ class GameSessions:
         self._snapshot_at[session.game_id] = last
 
     def seed(self, game_id: str) -> str:
-        seed = self._seeds.get(game_id)
-        if seed is None:
-            seed = self.store.get_meta(game_id, "seed")["seed"]
-            self._seeds[game_id] = seed
-        return seed
+        return self._created(game_id)[0]
 
-    def remember_seed(self, game_id: str, seed: str) -> None:
-        """The seed of a game just created (its meta holds it too)."""
-        self._seeds[game_id] = seed
+    def creator(self, game_id: str) -> str:
+        """Whose bot time the game's bot turns are: the `creator` its create recorded in its
+        meta ("" for a game created without one: the CLI, older games)."""
+        return self._created(game_id)[1]
+
+    def _created(self, game_id: str) -> tuple[Optional[str], str]:
+        """What the game's create wrote in its meta, which never changes: its seed and its
+        creator, read together (an act needs the seed, its follow-up bot turns the creator)."""
+        created = self._seeds.get(game_id)
+        if created is None:
+            meta = self.store.get_meta(game_id, "seed", "creator")
+            created = (meta["seed"], meta["creator"] or "")
+            if created[0] is not None:   # not a game (yet): read again next time
+                self._seeds[game_id] = created
+        return created
+
+    def remember_seed(self, game_id: str, seed: str, creator: str = "") -> None:
+        """The seed and creator of a game just created (its meta holds them too)."""
+        self._seeds[game_id] = (seed, creator)
 
     def as_of(self, game_id: str, version: int) -> Session:
         """The game as the batch that ended at `version` left it (a retry's original answer,
