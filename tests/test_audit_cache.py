@@ -114,3 +114,13 @@ def test_past_the_bound_verify_export_and_replay_answer_429_with_retry_after(fak
                 assert int(response.headers["Retry-After"]) >= 1
             assert http.get(f"/v1/games/{game_id}/ledger").status_code == 200
     assert http.get(f"/v1/games/{game_id}/export").status_code == 200
+
+
+def test_a_cached_replay_is_a_copy_a_caller_cannot_change(fake_redis):
+    app, service, game_id = _scored(fake_redis)
+    first = service.replay(game_id, 6, None)
+    first["spectator"] = "changed by a caller"
+    again = service.replay(game_id, 6, None)
+    assert again["spectator"] != "changed by a caller"
+    again["seats"].clear()
+    assert service.replay(game_id, 6, None)["seats"]

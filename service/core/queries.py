@@ -135,13 +135,13 @@ class Queries:
             key = ("replay", game_id, at, log_digest(raw))
             found = self.audit_cache.get(key)
             if found is not None:
-                return found
+                return copy.deepcopy(found)   # a caller may change its answer, never the cache's
             stored, prev = [], GENESIS
             for body, hash_ in raw:
                 stored.append(self.store.upcasters.upcast(decode_body(body, prev, hash_)))
                 prev = hash_
             answer = self._finished_replay(at, fold(stored, game_id))
-            self.audit_cache.put(key, answer)
+            self.audit_cache.put(key, copy.deepcopy(answer))
             return answer
         past = fold(self.store.read(game_id, 0, at), game_id)
         if current.finished:
