@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from typing import Optional
 
 from flask import Flask, current_app, request
 
@@ -30,13 +31,16 @@ def parse_limit(text: str) -> tuple[int, int]:
     return int(count), int(seconds or 60)
 
 
-def _window_counts(client, subjects: list[str], window: int) -> tuple[list[int], int]:
-    """One more hit for each subject in the current window: (counts, seconds to its end)."""
-    now = int(time.time())
-    bucket = now // window
+def _window_key(subject: str, now: int, window: int) -> str:
+    return f"rate:{subject}:{now // window}"
+
+
+def _window_counts(client, subjects: list[str], window: int, now: Optional[int] = None) -> tuple[list[int], int]:
+    """One more hit for each subject in the window `now` is in: (counts, seconds to its end)."""
+    now = int(time.time()) if now is None else now
     pipe = client.pipeline()
     for subject in subjects:
-        key = f"rate:{subject}:{bucket}"
+        key = _window_key(subject, now, window)
         pipe.incr(key)
         pipe.expire(key, window + 1)
     return pipe.execute()[::2], window - now % window
@@ -117,13 +121,12 @@ def admit_creation(admission: Admission, live_status) -> None:
     spec = current_app.config.get("CREATE_LIMIT")
     if spec:
         limit, window = parse_limit(spec)
-        now = int(time.time())
-        key = f"rate:create:{request.remote_addr}:{now // window}"
-        (count,), retry_after = _window_counts(client, [f"create:{request.remote_addr}"], window)
+        now, subject = int(time.time()), f"create:{request.remote_addr}"
+        (count,), retry_after = _window_counts(client, [subject], window, now)
         if count > limit:
             raise TooManyRequests(f"game creation: more than {limit} games in {window} s from this address; "
                                   f"retry in {retry_after} s", retry_after, code="too_many_games")
-        admission.window_key = key
+        admission.window_key = _window_key(subject, now, window)   # the counter just counted in
     cap = int(current_app.config.get("BOT_GAMES_PER_ADDRESS") or 0)
     if admission.self_playing and cap:
         key = _bot_games_key()
