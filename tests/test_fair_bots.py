@@ -84,6 +84,7 @@ def test_a_turn_clock_counts_the_loading_in_the_search_cap():
     assert turn_deadline(50, 10.0) == 10.05
 
 
+@pytest.mark.timing
 def test_a_search_turn_ends_within_its_cap():
     import random
 
