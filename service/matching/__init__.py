@@ -1,0 +1,1 @@
+"""Finding a game: challenges and rematches (invitations.py), quick pairing (seeks.py)."""
