@@ -1,8 +1,9 @@
 """The archive: finished games leave Redis for files at an fsspec URL and read back as before.
 
 A game's archive file is its whole hot record — the stored events exactly as appended (body
-and hash), its meta (status, seats' token hashes, the revealed seed, ...) and its idempotency
-records — as canonical JSON, gzipped, named by the SHA-256 of the file's bytes:
+and hash), its meta (status, seats' token hashes, the revealed seed, ...), its idempotency
+records and its table chat (events/chat.py; only when it has one) — as canonical JSON,
+gzipped, named by the SHA-256 of the file's bytes:
 
     <root>/<first two characters of the game id>/<game id>.<sha256 of the file>.json.gz
 
@@ -31,6 +32,7 @@ from typing import Iterator, Optional
 
 import fsspec
 
+from .chat import ChatEntry, ChatPage, flags_of
 from .envelope import GENESIS
 from .store import EventStore, GameArchived, GameRecord, StoreError  # noqa: F401 (GameArchived: re-exported)
 
@@ -222,6 +224,16 @@ class ArchivingStore(EventStore):
     def load_snapshot(self, game_id):
         return self.hot.load_snapshot(game_id)     # an archived game has none: its fold is short-lived
 
+    def chat_page(self, game_id, after=0, limit=200):
+        page = self.hot.chat_page(game_id, after, limit)
+        if page.last:
+            return page
+        record = self.record_of(game_id)
+        if record is None or not record.chat:
+            return page
+        entries = [ChatEntry.from_record(n, c) for n, c in enumerate(record.chat, start=1)]
+        return ChatPage(entries[after:after + limit], flags_of(entries), len(entries))
+
     # --- writes: the hot store, which refuses (appends) or drops (side facts) a write to a game
     # that has left it, each in its own atomic step ----------------------------------------
     def _append(self, *args, **kwargs):  # pragma: no cover - append() below goes to the hot store
@@ -229,6 +241,9 @@ class ArchivingStore(EventStore):
 
     def append(self, game_id, events, **kwargs):
         return self.hot.append(game_id, events, **kwargs)
+
+    def append_chat(self, game_id, body, **kwargs):
+        return self.hot.append_chat(game_id, body, **kwargs)     # refused once the game is archived
 
     def set_meta(self, game_id, mapping):
         self.hot.set_meta(game_id, mapping)

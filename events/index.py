@@ -1,4 +1,4 @@
-"""Cross-game indexes: the lobby, the token directory, stream tickets, the leaderboards, and
+"""Cross-game indexes: the lobby, the token directory, stream tickets, and
 what the reconciler reads (games touched, games waiting on a job, its watermark).
 
 These are projections kept beside the streams (on Redis each key on its own, so they work on
@@ -13,14 +13,27 @@ import time
 from collections import defaultdict
 from typing import Callable, Optional
 
-from redis.exceptions import WatchError
 
 LOBBY_ALL = "lobby:all"
 TOUCHED = "games:touched"          # sorted set: game -> when a command last began to write it
 WAITING = "games:waiting-jobs"     # sorted set: game -> since when it waits on a worker's job
 WATERMARK = "reconciler:watermark"  # how far (a time) the reconciler has looked at TOUCHED
 ARCHIVE_QUEUE = "games:to-archive"  # sorted set: scored game -> when it was first seen scored
-STATUSES = ("open", "active", "ended", "scored")
+STATUSES = ("open", "active", "ended", "scored", "abandoned")
+# Active games by when they last moved (ms, the events' clock), all and per type: the lobby's
+# live list. Written with the touch before each append (one round trip with it) and set to
+# the game's own last move by `record` (each status change, each repair).
+MOVED = "lobby:moved"
+# Active games without a clock by when they last moved (ms): what the abandon pass reads
+# (games idle past ABANDON_AFTER), so it never looks at a game that moved or has a clock.
+IDLE = "games:unclocked-moved"
+# How far (a creation time, ms) the one walk over the active games made before MOVED existed has
+# gone, listing each by its last move ("done" once over): games that never move again get there too.
+BACKFILL = "lobby:moved-backfill"
+
+
+def _moved_key(game_type: Optional[str]) -> str:
+    return f"lobby:type:{game_type}:moved" if game_type else MOVED
 
 
 def _lobby_key(game_type: Optional[str], status: Optional[str]) -> str:
@@ -41,16 +54,6 @@ def _redis_range(items: list, start: int, stop: int) -> list:
     return items[start:stop + 1] if start <= stop else []
 
 
-def _leaderboard_row(name: str, games: int, wins: float, rank_sum: int) -> dict:
-    kind, _, who = name.partition(":")
-    return {"kind": kind, "name": who, "games": games, "wins": round(wins, 4),
-            "win_rate": round(wins / games, 4), "average_rank": round(rank_sum / games, 4)}
-
-
-def _leaderboard_order(row: dict):
-    return -row["win_rate"], row["average_rank"], row["name"]
-
-
 class GameIndex:
     """The indexes on Redis."""
 
@@ -58,8 +61,15 @@ class GameIndex:
         self.redis = client
 
     # --- lobby -----------------------------------------------------------------------
-    def record(self, game_id: str, game_type: str, status: str, created_at: int) -> None:
-        """Put the game under its current status (idempotent; safe to repeat)."""
+    def record(self, game_id: str, game_type: str, status: str, created_at: int,
+               moved_at: Optional[int] = None, clocked: bool = False) -> None:
+        """Put the game under its current status (idempotent; safe to repeat). An expired game
+        (an invitation that never started) leaves every list. An active game with `moved_at`
+        (its last move, ms) is listed by it among the live ones (and, without a clock, among
+        the abandon pass's candidates); a game in any other status leaves those lists."""
+        if status not in STATUSES:
+            self.expire(game_id, game_type)
+            return
         pipe = self.redis.pipeline()
         for old in STATUSES:
             if old != status:
@@ -70,7 +80,57 @@ class GameIndex:
             pipe.zadd(key, {game_id: created_at})
         if status == "scored":     # the archive's queue: a scored game moves out later
             pipe.zadd(ARCHIVE_QUEUE, {game_id: time.time()}, nx=True)
+        if status != "active":
+            for key in (MOVED, _moved_key(game_type), IDLE):
+                pipe.zrem(key, game_id)
+        elif moved_at is not None:
+            self._moved(pipe, game_id, game_type, moved_at, clocked)
         pipe.execute()
+
+    @staticmethod
+    def _moved(pipe, game_id: str, game_type: str, at: int, clocked: bool) -> None:
+        pipe.zadd(MOVED, {game_id: at})
+        pipe.zadd(_moved_key(game_type), {game_id: at})
+        if clocked:
+            pipe.zrem(IDLE, game_id)
+        else:
+            pipe.zadd(IDLE, {game_id: at})
+
+    def live(self, game_type: Optional[str], since: int, offset: int = 0,
+             limit: int = 20) -> tuple[list[str], int]:
+        """Active games that moved at or after `since` (ms), latest move first: (page, total)."""
+        key = _moved_key(game_type)
+        pipe = self.redis.pipeline()
+        pipe.zrevrangebyscore(key, "+inf", since, start=offset, num=limit)
+        pipe.zcount(key, since, "+inf")
+        ids, total = pipe.execute()
+        return [i.decode() for i in ids], total
+
+    def idle_before(self, before: int, limit: int = 100) -> list[str]:
+        """Active games without a clock whose last move was before `before` (ms), longest idle first."""
+        return [g.decode() for g in self.redis.zrangebyscore(IDLE, "-inf", f"({before}", start=0, num=limit)]
+
+    def idle_checked(self, game_id: str, at: Optional[int]) -> None:
+        """The abandon pass looked at an idle game it leaves as it is: looked at again as if it
+        had moved at `at` (ms); None: it is no game, out of the list."""
+        if at is None:
+            self.redis.zrem(IDLE, game_id)
+        else:
+            self.redis.zadd(IDLE, {game_id: at}, xx=True)
+
+    def backfill_cursor(self) -> Optional[int]:
+        """Where the walk over the active games stands (a creation time, ms); None once done."""
+        value = self.redis.get(BACKFILL)
+        return 0 if value is None else None if value == b"done" else int(value)
+
+    def set_backfill_cursor(self, at: Optional[int]) -> None:
+        self.redis.set(BACKFILL, "done" if at is None else str(at))
+
+    def active_from(self, created_at: int, limit: int) -> list[tuple[str, int]]:
+        """Active games created at or after `created_at`, oldest first: (id, created_at)."""
+        rows = self.redis.zrangebyscore(_lobby_key(None, "active"), created_at, "+inf", start=0, num=limit,
+                                        withscores=True)
+        return [(g.decode(), int(score)) for g, score in rows]
 
     def archive_queue_due(self, before: float, limit: int = 100) -> list[str]:
         """Scored games first seen scored before `before`, oldest first."""
@@ -99,12 +159,22 @@ class GameIndex:
         that carries it, in one round trip with the append."""
         (pipe if pipe is not None else self.redis).zadd(TOUCHED, {game_id: time.time() if at is None else at})
 
-    def touch_with_append(self, game_id: str, store) -> Optional[Callable]:
+    def touch_with_append(self, game_id: str, store, moved: Optional[tuple[str, bool]] = None) -> Optional[Callable]:
         """The touch as a step of `store`'s next append (its `before`) when the store writes
-        to this same Redis: one round trip for both. Otherwise it is done now."""
+        to this same Redis: one round trip for both. Otherwise it is done now. `moved`: (game
+        type, has a clock) of an active game, listed as moving now among the live ones."""
+        def steps(pipe) -> None:   # None: not in the append's round trip, a round trip of its own
+            own = pipe is None
+            pipe = self.redis.pipeline() if own else pipe
+            self.touch(game_id, pipe=pipe)
+            if moved is not None:
+                self._moved(pipe, game_id, moved[0], int(time.time() * 1000), moved[1])
+            if own:
+                pipe.execute()
+
         if getattr(store, "redis", None) is self.redis:
-            return lambda pipe: self.touch(game_id, pipe=pipe)
-        self.touch(game_id)
+            return steps
+        steps(None)
         return None
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
@@ -164,42 +234,6 @@ class GameIndex:
         value = self.redis.get(f"ticket:{ticket_hash}")
         return None if value is None else value.decode()
 
-    # --- leaderboards ----------------------------------------------------------------
-    def record_result(self, game_type: str, game_id: str, players: list[dict]) -> bool:
-        """Add one scored game to its type's leaderboard, once. `players`: [{key, rank, won}].
-
-        The game's membership and its counts are written in one transaction, so a crash
-        between them cannot count a game twice or mark it counted without its counts."""
-        games_key = f"board:{game_type}:games"
-        with self.redis.pipeline() as pipe:
-            while True:
-                try:
-                    pipe.watch(games_key)
-                    if pipe.sismember(games_key, game_id):
-                        return False
-                    pipe.multi()
-                    pipe.sadd(games_key, game_id)
-                    for player in players:
-                        key = f"board:{game_type}:{player['key']}"
-                        pipe.hincrby(key, "games", 1)
-                        pipe.hincrbyfloat(key, "wins", player["won"])
-                        pipe.hincrby(key, "rank_sum", player["rank"])
-                        pipe.sadd(f"board:{game_type}:players", player["key"])
-                    pipe.execute()
-                    return True
-                except WatchError:
-                    continue
-
-    def leaderboard(self, game_type: str) -> list[dict]:
-        names = sorted(n.decode() for n in self.redis.smembers(f"board:{game_type}:players"))
-        pipe = self.redis.pipeline()
-        for name in names:
-            pipe.hgetall(f"board:{game_type}:{name}")
-        rows = [_leaderboard_row(name, int(raw[b"games"]), float(raw[b"wins"]), int(raw[b"rank_sum"]))
-                for name, raw in zip(names, pipe.execute())]
-        rows.sort(key=_leaderboard_order)
-        return rows
-
 
 class MemoryGameIndex:
     """The same contract in process memory (unit tests, tools): lobby lists ordered as Redis
@@ -210,14 +244,17 @@ class MemoryGameIndex:
         self._lobby: dict[str, dict[str, int]] = defaultdict(dict)   # lobby key -> {game: created_at}
         self._tokens: dict[str, str] = {}
         self._tickets: dict[str, tuple[str, float]] = {}             # hash -> (value, expiry)
-        self._counted: dict[str, set[str]] = defaultdict(set)       # game type -> scored games counted
-        self._boards: dict[str, dict[str, list]] = defaultdict(dict)  # type -> {player: [games, wins, rank_sum]}
         self._touched: dict[str, float] = {}
         self._waiting: dict[str, float] = {}
         self._to_archive: dict[str, float] = {}
         self._watermark = 0.0
+        self._backfill: Optional[int] = 0
 
-    def record(self, game_id: str, game_type: str, status: str, created_at: int) -> None:
+    def record(self, game_id: str, game_type: str, status: str, created_at: int,
+               moved_at: Optional[int] = None, clocked: bool = False) -> None:
+        if status not in STATUSES:
+            self.expire(game_id, game_type)
+            return
         with self._lock:
             for old in STATUSES:
                 if old != status:
@@ -228,6 +265,52 @@ class MemoryGameIndex:
                 self._lobby[key][game_id] = created_at
             if status == "scored":
                 self._to_archive.setdefault(game_id, time.time())
+            if status != "active":
+                for key in (MOVED, _moved_key(game_type), IDLE):
+                    self._lobby[key].pop(game_id, None)
+            elif moved_at is not None:
+                self._moved(game_id, game_type, moved_at, clocked)
+
+    def _moved(self, game_id: str, game_type: str, at: int, clocked: bool) -> None:
+        self._lobby[MOVED][game_id] = at
+        self._lobby[_moved_key(game_type)][game_id] = at
+        if clocked:
+            self._lobby[IDLE].pop(game_id, None)
+        else:
+            self._lobby[IDLE][game_id] = at
+
+    def live(self, game_type: Optional[str], since: int, offset: int = 0,
+             limit: int = 20) -> tuple[list[str], int]:
+        with self._lock:
+            entries = self._lobby.get(_moved_key(game_type), {})
+            latest_first = [g for g in self._ordered(_moved_key(game_type)) if entries[g] >= since][::-1]
+        return latest_first[offset:offset + limit], len(latest_first)
+
+    def idle_before(self, before: int, limit: int = 100) -> list[str]:
+        with self._lock:
+            entries = self._lobby.get(IDLE, {})
+            return [g for g in self._ordered(IDLE) if entries[g] < before][:limit]
+
+    def idle_checked(self, game_id: str, at: Optional[int]) -> None:
+        with self._lock:
+            if at is None:
+                self._lobby[IDLE].pop(game_id, None)
+            elif game_id in self._lobby[IDLE]:
+                self._lobby[IDLE][game_id] = at
+
+    def backfill_cursor(self) -> Optional[int]:
+        with self._lock:
+            return self._backfill
+
+    def set_backfill_cursor(self, at: Optional[int]) -> None:
+        with self._lock:
+            self._backfill = at
+
+    def active_from(self, created_at: int, limit: int) -> list[tuple[str, int]]:
+        with self._lock:
+            entries = self._lobby.get(_lobby_key(None, "active"), {})
+            return [(g, entries[g]) for g in self._ordered(_lobby_key(None, "active"))
+                    if entries[g] >= created_at][:limit]
 
     def archive_queue_due(self, before: float, limit: int = 100) -> list[str]:
         with self._lock:
@@ -255,8 +338,11 @@ class MemoryGameIndex:
         with self._lock:
             self._touched[game_id] = time.time() if at is None else at
 
-    def touch_with_append(self, game_id: str, store) -> Optional[Callable]:
+    def touch_with_append(self, game_id: str, store, moved: Optional[tuple[str, bool]] = None) -> Optional[Callable]:
         self.touch(game_id)
+        if moved is not None:
+            with self._lock:
+                self._moved(game_id, moved[0], int(time.time() * 1000), moved[1])
         return None
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
@@ -321,25 +407,5 @@ class MemoryGameIndex:
         with self._lock:
             value, expiry = self._tickets.get(ticket_hash, (None, 0.0))
         return value if expiry > time.monotonic() else None
-
-    def record_result(self, game_type: str, game_id: str, players: list[dict]) -> bool:
-        with self._lock:
-            if game_id in self._counted[game_type]:
-                return False
-            self._counted[game_type].add(game_id)
-            board = self._boards[game_type]
-            for player in players:
-                row = board.setdefault(player["key"], [0, 0.0, 0])
-                row[0] += 1
-                row[1] += player["won"]
-                row[2] += player["rank"]
-            return True
-
-    def leaderboard(self, game_type: str) -> list[dict]:
-        with self._lock:
-            board = {name: list(row) for name, row in self._boards.get(game_type, {}).items()}
-        rows = [_leaderboard_row(name, games, wins, rank_sum) for name, (games, wins, rank_sum) in sorted(board.items())]
-        rows.sort(key=_leaderboard_order)
-        return rows
 
 

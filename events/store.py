@@ -8,6 +8,7 @@ events/keys.py):
                        (status and what the game waits on, token hashes, the secret seed, ...)
   game:{g:ID}:idem     hash: idempotency key -> body digest + receipt
   game:{g:ID}:snap     hash: a cached state labelled with version and head hash
+  game:{g:ID}:chat...  the table chat, outside the hash chain (events/chat.py)
 
 `MemoryEventStore` keeps the same contract in Python dicts (version and head recorded in the
 game's meta with each batch, as the script does), for unit tests and tools.
@@ -26,6 +27,7 @@ from typing import Callable, Optional
 
 from redis.exceptions import NoScriptError, WatchError
 
+from .chat import ChatPage, MemoryChat, RedisChat, chat_keys
 from .envelope import GENESIS, NewEvent, StoredEvent, canonical, decode_body, seal
 from .keys import stream_prefix
 from .notify import LocalNotifier, Notifier, RedisNotifier, channel, sharded_pubsub
@@ -89,6 +91,7 @@ class GameRecord:
     events: tuple                       # ((body, hash hex), ...) versions 1..n
     meta: dict = field(default_factory=dict)        # field -> text (the head as hex)
     idem: dict = field(default_factory=dict)        # key -> (body digest, last version, first version)
+    chat: tuple = ()    # the table chat's entries in order ({"e", "v", "at"[, "f", "o"]}: events/chat.py)
 
     @property
     def version(self) -> int:
@@ -99,8 +102,11 @@ class GameRecord:
         return self.events[-1][1] if self.events else GENESIS
 
     def to_bytes(self) -> bytes:
-        return canonical({"format": FORMAT, "game_id": self.game_id, "events": [list(e) for e in self.events],
-                          "meta": self.meta, "idem": {k: list(v) for k, v in self.idem.items()}}).encode()
+        record = {"format": FORMAT, "game_id": self.game_id, "events": [list(e) for e in self.events],
+                  "meta": self.meta, "idem": {k: list(v) for k, v in self.idem.items()}}
+        if self.chat:       # a game without chat keeps the bytes it had before chats existed
+            record["chat"] = [dict(c) for c in self.chat]
+        return canonical(record).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "GameRecord":
@@ -108,7 +114,7 @@ class GameRecord:
         if obj.get("format") != FORMAT:
             raise ValueError(f"not a game record of format {FORMAT}")
         return cls(obj["game_id"], tuple(tuple(e) for e in obj["events"]), dict(obj["meta"]),
-                   {k: tuple(v) for k, v in obj["idem"].items()})
+                   {k: tuple(v) for k, v in obj["idem"].items()}, tuple(dict(c) for c in obj.get("chat", ())))
 
     def receipt(self, key: str) -> Optional[tuple[str, Receipt]]:
         seen = self.idem.get(key)
@@ -215,6 +221,15 @@ class EventStore(ABC):
     def swap_in(self, game_id: str, record: GameRecord, digest: str) -> bool:
         """Bring an archived game back: atomically, if its pointer is `digest` and it is not in
         the hot store, write its record back and forget the pointer. False: nothing to do."""
+
+    # --- the table chat, outside the hash chain (events/chat.py: RedisChat, MemoryChat) -----
+    def append_chat(self, game_id: str, body: str, *, at: int, **kwargs):
+        """Append one chat entry (events/chat.py `RedisChat.append_chat`)."""
+        raise NotImplementedError
+
+    def chat_page(self, game_id: str, after: int = 0, limit: int = 200) -> ChatPage:
+        """The chat entries after `after`, the flags set, the last id (events/chat.py)."""
+        raise NotImplementedError
 
     def read(self, game_id: str, after: int = 0, until: Optional[int] = None) -> list[StoredEvent]:
         """Decoded, upcast events after+1 .. until, each with its prev_hash."""
@@ -389,7 +404,7 @@ def _raise_refusal(status: str, version: int) -> None:
     raise VersionConflict(version, status)
 
 
-class RedisEventStore(EventStore):
+class RedisEventStore(RedisChat, EventStore):
     """The store on Redis (or fakeredis). `client` must not decode responses."""
 
     def __init__(self, client):
@@ -528,15 +543,16 @@ class RedisEventStore(EventStore):
             seen[key.decode()] = (_unpack_digest(digest), int(last), int(first))
         return GameRecord(game_id, tuple((unpack_body(f[b"e"]), _unpack_hash(f[b"h"])) for _, f in entries),
                           {f.decode(): (_unpack_hash(v) if f == b"head" else v.decode()) for f, v in meta.items()},
-                          seen)
+                          seen, self._dump_chat(game_id, client))
 
     def swap_out(self, game_id, write):
         k = keys(game_id)
+        chat = chat_keys(game_id)
         with self.redis.pipeline() as pipe:
             try:
-                # WATCH: if any of the game's keys changes while its record is written out, the
-                # transaction below is not run and the game stays where it is.
-                pipe.watch(k["events"], k["meta"], k["idem"], k["arch"])
+                # WATCH: if any of the game's keys changes while its record is written out (its
+                # chat included), the transaction below is not run and the game stays where it is.
+                pipe.watch(k["events"], k["meta"], k["idem"], k["arch"], chat["chat"])
                 if pipe.exists(k["arch"]):
                     return None
                 record = self._dump(game_id, pipe)
@@ -545,7 +561,7 @@ class RedisEventStore(EventStore):
                 digest = write(record)
                 pipe.multi()
                 pipe.set(k["arch"], digest)
-                pipe.delete(k["events"], k["meta"], k["idem"], k["snap"])
+                pipe.delete(k["events"], k["meta"], k["idem"], k["snap"], *chat.values())
                 pipe.execute()
                 return digest
             except WatchError:
@@ -566,6 +582,7 @@ class RedisEventStore(EventStore):
                 if record.idem:
                     pipe.hset(k["idem"], mapping={key: f"{last},{first},".encode() + _pack_digest(digest_)
                                                   for key, (digest_, last, first) in record.idem.items()})
+                self._restore_chat(pipe, game_id, record.chat)
                 pipe.delete(k["arch"])
                 pipe.execute()
                 return True
@@ -581,7 +598,7 @@ class RedisEventStore(EventStore):
 
 # --- In memory ---------------------------------------------------------------------------
 
-class MemoryEventStore(EventStore):
+class MemoryEventStore(MemoryChat, EventStore):
     """The same contract in process memory (unit tests, tools). Like the Lua script, it records
     the version and head in the game's meta with each batch, and reads them from there: the
     recorded head, not the stream's last entry, is what `head` reports."""
@@ -667,7 +684,8 @@ class MemoryEventStore(EventStore):
         if game_id not in self._meta or game_id in self._arch:
             return None
         return GameRecord(game_id, tuple(self._events.get(game_id, [])), dict(self._meta[game_id]),
-                          {key: (d, r.version, r.first_version) for key, (d, r) in self._idem.get(game_id, {}).items()})
+                          {key: (d, r.version, r.first_version) for key, (d, r) in self._idem.get(game_id, {}).items()},
+                          self._dump_chat(game_id))
 
     def swap_out(self, game_id, write):
         with self._lock:
@@ -681,6 +699,7 @@ class MemoryEventStore(EventStore):
             self._arch[game_id] = digest
             for table in (self._events, self._meta, self._idem, self._snaps):
                 table.pop(game_id, None)
+            self._drop_chat(game_id)
         return digest
 
     def swap_in(self, game_id, record, digest):
@@ -691,6 +710,7 @@ class MemoryEventStore(EventStore):
             self._meta[game_id] = dict(record.meta)
             self._idem[game_id] = {key: (d, Receipt(last, record.events[last - 1][1], first, True))
                                    for key, (d, last, first) in record.idem.items()}
+            self._restore_chat(game_id, record.chat)
             del self._arch[game_id]
         return True
 

@@ -60,7 +60,9 @@ def summary(session: Session) -> dict:
            "version": session.version, "head": session.head, "rules_version": session.rules_version,
            "options": session.options, "platform_options": session.platform,
            "seats": [s.as_dict() for s in session.seats], "commitment": session.commitment,
-           "created_at": session.created_at, "to_act": session.to_act()}
+           "created_at": session.created_at, "moved_at": session.moved_at, "to_act": session.to_act()}
+    if session.abandoned is not None:
+        out["abandoned"] = dict(session.abandoned)
     if session.result is not None:
         out["result"] = session.result
     if session.seed is not None:
@@ -80,6 +82,10 @@ def view_for(session: Session, viewer: Optional[int]) -> dict:
                              if viewer is not None and viewer in to_act else [])}
     if session.finished and game.is_over(session.state):
         out["result"] = session.result or game.result(session.state)
+    if session.turn_timeout:
+        # a timed game's clock: each seat to act that a timeout plays for, and when (ms since
+        # the epoch: compare with the answer's server_time, not the client's own clock)
+        out["clock"] = {"turn_timeout": session.turn_timeout, "deadlines": session.deadlines()}
     if session.rules_version > 1:
         # the rules this game is played by (its creation event's); views of version-1 games
         # are pinned as they were recorded (tests/golden), so they do not carry it

@@ -127,6 +127,18 @@ def _check_platform(session: Optional[Session], event: StoredEvent, seed: Option
         seat = event.data.get("seat")
         if not isinstance(seat, int) or not 0 <= seat < len(session.seats) or session.seats[seat].kind != "open":
             raise _Divergence(event.version, "platform", "a seat was claimed that was not open")
+        if session.status != "open":
+            raise _Divergence(event.version, "platform", f"a seat was claimed in a game that was {session.status}")
+        reserved = session.seats[seat].reserved
+        if reserved is not None and event.data.get("account") != reserved:
+            raise _Divergence(event.version, "platform", "a reserved seat was claimed by another than its account")
+    elif event.type == "seat.left":
+        _check_left(session, event)
+    elif event.type == "game.expired":
+        if session.status != "open":
+            raise _Divergence(event.version, "platform", "a game expired that was not open")
+    elif event.type == "game.abandoned":
+        _check_abandoned(session, event)
     elif event.type == "game.scored":
         if session.status == "scored":
             raise _Divergence(event.version, "platform", "the game was scored twice")
@@ -137,6 +149,32 @@ def _check_platform(session: Optional[Session], event: StoredEvent, seed: Option
         revealed = event.data.get("seed")
         if not _valid_seed(revealed) or commitment(revealed) != session.commitment:
             raise _Divergence(event.version, "seed", "the revealed seed does not match the commitment")
+
+
+def _check_abandoned(session: Session, event: StoredEvent) -> None:
+    """An abandonment ends an active game without a clock where a person was to act, and
+    records since when nobody moved (the last event's time) and the persons' seats to act."""
+    if session.status != "active":
+        raise _Divergence(event.version, "platform", f"a game was abandoned that was {session.status}")
+    if session.turn_timeout:
+        raise _Divergence(event.version, "platform", "a game with a clock was abandoned (its timeouts play it)")
+    people = [s for s in session.to_act() if session.seats[s].kind == "player"]
+    if not people or event.data.get("to_act") != people:
+        raise _Divergence(event.version, "platform", "the abandonment does not name the persons who were to act")
+    if event.data.get("idle_since") != session.moved_at or event.at < session.moved_at:
+        raise _Divergence(event.version, "platform", "the abandonment's idle_since is not the game's last move")
+
+
+def _check_left(session: Session, event: StoredEvent) -> None:
+    """A person leaves a seat they hold, in a game still open or under way, and the bot that
+    takes it over is of the level the creation chose (`leave_level`, heuristic when absent)."""
+    seat = event.data.get("seat")
+    if not isinstance(seat, int) or not 0 <= seat < len(session.seats) or session.seats[seat].kind != "player":
+        raise _Divergence(event.version, "platform", "a seat was left that no person held")
+    if session.status not in ("open", "active"):
+        raise _Divergence(event.version, "platform", f"a seat was left in a game that was {session.status}")
+    if event.data.get("level") != session.leave_level:
+        raise _Divergence(event.version, "platform", "the bot that took over is not of the creation's leave_level")
 
 
 def _check_receipts(raw: list[tuple[str, str]], receipts: dict[int, str], head: Optional[tuple[int, str]]) -> None:
@@ -214,6 +252,8 @@ def _replay(events: list[StoredEvent], seed: Optional[str], game_id: str, report
             continue
         if session is None or (first.type != "game.started" and first.cmd is None):
             raise _Divergence(first.version, "command", "an event that no command or draw caused")
+        if session.status == "abandoned":
+            raise _Divergence(first.version, "platform", "an event after the game was abandoned")
         if first.type == "game.started" and session.status != "open":
             raise _Divergence(first.version, "platform", "the game was started twice")
         expected = _expected_batch(session, first, seed)

@@ -26,6 +26,28 @@ API_TITLE = "Speculation game service"
 API_VERSION = "v1"
 
 
+KEY_SHOWN = 64
+
+
+def shown_key(key) -> str:
+    """A field name as an error names it. An unknown field's name is the client's own text: a
+    control, bidi or invisible character in it is escaped (a message never carries one raw)
+    and a long one is cut."""
+    text = key if isinstance(key, str) else str(key)
+    if text.isprintable() and len(text) <= KEY_SHOWN:
+        return text
+    return ascii(text[:KEY_SHOWN]) + ("..." if len(text) > KEY_SHOWN else "")
+
+
+def _shown_messages(messages):
+    """marshmallow's messages with every field name as `shown_key` gives it."""
+    if isinstance(messages, dict):
+        return {shown_key(k): _shown_messages(v) for k, v in messages.items()}
+    if isinstance(messages, list):
+        return [_shown_messages(m) for m in messages]
+    return messages
+
+
 def _flatten(messages, prefix: str = "") -> list[str]:
     """marshmallow/webargs messages as 'field.path: message' lines."""
     if isinstance(messages, dict):
@@ -80,7 +102,7 @@ class ServiceApi(Api):
 
     def handle_http_exception(self, error: HTTPException):
         data = getattr(error, "data", None) or {}
-        messages = data.get("messages") or data.get("errors")
+        messages = _shown_messages(data.get("messages") or data.get("errors"))
         status = error.code or 500
         if messages and isinstance(messages.get("json"), dict) and \
                 messages["json"].get("_schema") == ["Invalid input type."]:
@@ -119,6 +141,25 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     service = bootstrap.build_core(settings, backend, jobs)
     app.extensions["backend"] = backend
     app.extensions["games"] = service
+    app.extensions["accounts"] = service.accounts
+    app.extensions["ratings"] = service.ratings
+    app.extensions["invitations"] = service.invitations
+    app.extensions["seeks"] = service.seeks
+    app.extensions["transparency"] = service.transparency   # the log's routes (service/routes/transparency.py)
+    app.extensions["keyring"] = service.keys   # signs receipts; GET /v1/keys lists its public halves
+    if settings.get("REDIS_URL") and not settings.get("AUDIT_KEY_FILE"):
+        log.warning("no SPECULATION_AUDIT_KEY_FILE: this process signs receipts with a key of its own, "
+                    "which no other process lists (docs/operations.md, 'The signing key')")
+    from .matching.seeks import Presence
+
+    app.extensions["presence"] = Presence(backend.store_client)
+    from .accounts.feed import AccountGames
+
+    app.extensions["account_games"] = AccountGames(service, service.accounts.index)
+    from .accounts.revocation import RevocationWatch
+
+    app.extensions["revocations"] = RevocationWatch(service.accounts.still_valid,
+                                                    lambda stream: service.store.head(stream)[0], service.wait)
 
     api = ServiceApi(app, spec_kwargs={
         "info": {"description": _DESCRIPTION},
@@ -128,6 +169,16 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     api._app = app
     api.spec.components.security_scheme("seatToken", {"type": "http", "scheme": "bearer",
                                                        "description": "a seat token from POST /v1/games/{id}/seats/{seat}"})
+    api.spec.components.security_scheme("accountToken", {
+        "type": "http", "scheme": "bearer",
+        "description": "an account credential: a personal token (spa_..., POST /v1/account/tokens) or a "
+                       "session (sps_..., POST /v1/sessions). The scopes an operation needs are listed with "
+                       "it: play (claim seats, act), read (the account's games, views, stream), account "
+                       "(tokens, password, the account); a missing one is 403 missing_scope."})
+    api.spec.components.security_scheme("sessionCookie", {
+        "type": "apiKey", "in": "cookie", "name": "speculation_session",
+        "description": "the web pages' session (POST /v1/sessions with use_cookie): every scope; a request "
+                       "that changes anything also sends X-CSRF-Token"})
     from .routes.blueprints import register_blueprints
 
     register_blueprints(api)
@@ -138,7 +189,9 @@ def create_app(config: Optional[dict] = None, backend=None, jobs=None) -> Flask:
     @app.errorhandler(CoreError)
     def _domain_error(err: CoreError):
         message, details = in_http_words(err)
-        return error_response(status_of(err), err.code, message, details)
+        retry_after = getattr(err, "retry_after", None)
+        return error_response(status_of(err), err.code, message, details,
+                              {"Retry-After": str(retry_after)} if retry_after else None)
 
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError):
@@ -185,4 +238,70 @@ _DESCRIPTION = """An event-sourced game service for the Speculation family of tr
 Every accepted action is an event in the game's append-only, hash-chained log. Create a
 game, claim a seat (you get the seat's bearer token once), then read your view and post
 actions chosen among its `legal_actions`. Errors are always
-`{"error": {"code", "message", "details"}}`."""
+`{"error": {"code", "message", "details"}}`.
+
+Two ways to play (docs/accounts.md):
+
+- **As a guest**, with no account: claim a seat with a `name`; the answer holds that seat's
+  token (`Authorization: Bearer <seat token>`), shown once. The seat shows the name with
+  `guest: true`.
+- **As an account**: sign up (`POST /v1/accounts`), sign in (`POST /v1/sessions`) and make a
+  personal token with the scopes you need (`POST /v1/account/tokens`: `play`, `read`,
+  `account`). Claim seats with it and no name: one token plays every seat the account holds
+  (name the `seat` only when it holds several of one game). `GET /v1/account/games` lists
+  your games, and `GET /v1/account/events` streams your turns across all of them.
+
+Leaving a game: `POST /v1/games/{game_id}/leave`, as the seat (its token, or the account's
+credential), hands the seat to a bot of the game's `leave_level` (chosen at creation,
+`heuristic` by default), recorded as a `seat.left` event; the bot plays the seat to the end of
+the game. Who left cannot come back: from then on the seat's token, and the account for that
+seat, are refused with 403 `seat_left` (read the game as a spectator), the seat shows
+`left: true` with the person's name, and the seat's event stream ends with the leave. A seat
+leaves once: any retry answers the original leave. In a rated game the seat that left ranks
+last (docs/ratings.md).
+
+Clocks (`turn_timeout` at creation: seconds a seat may take per decision). A timed game's view
+carries `clock` = `{"turn_timeout", "deadlines": [{"seat", "at"}]}`: each seat to act that a
+person holds and when its move is played for it (ms since the epoch, on the server's clock);
+every live view also carries `server_time`, the server's clock when it answered. Count a
+deadline down as `at - server_time` from when the answer arrived, never against your own
+clock (it may be off). A seat's deadline runs from when its decision opened: another seat's
+move does not restart it; its own move that leaves it to act opens a new one. Read the
+deadline again after every event (the view, or the `deadlines` and `server_time` that a timed
+game's stream messages carry): who is to act, and since when, changes with each batch. At the
+deadline, never before it and within about two seconds after it, the random bot plays the
+seat's move (`cmd.by` "timeout").
+
+Abandoned games. An active game without a clock where a person is to act and nothing moved for
+the service's `ABANDON_AFTER` (3 days by default) ends with `game.abandoned` (`idle_since`,
+`to_act`) and the status `abandoned`: no more actions (409 `game_abandoned`), never scored or
+rated, its hidden cards and seed kept (verify checks the abandonment). `GET /v1/games?live=true`
+lists the active games that moved within the service's `LIVE_WITHIN` (an hour by default),
+latest move first (each summary's `moved_at`); `status=abandoned` lists the abandoned ones.
+
+Chat. Each game has a table chat in two channels: `players`, the game's seats' (a seat token,
+or the account that holds the seat), read by the seats only until the game is over and by
+anyone after; and `spectators`, read by anyone and written by any signed-in account. Read it
+with `GET /v1/games/{game_id}/chat?after=N` (poll every 2 to 3 s with `after` = the last
+answer's `last`); say something with `POST /v1/games/{game_id}/chat` (`text`, or a `preset` of
+`GET /v1/chat/presets`). A message is plain text: show it as text, never as HTML (markup
+comes back exactly as it was typed). Limits: `max_length` characters after NFC, no control or
+format characters (422 `invalid_text`, `details.field` = `text`), `rate_count` messages per
+`rate_seconds` per author and game (429 `chat_rate_limited` with Retry-After), `max_entries`
+a game (409 `chat_full`); a refused message changes nothing. A seat mutes another for itself
+(`POST /v1/games/{game_id}/chat/mutes`, `DELETE .../mutes/{target}`); the operator removes a
+message (`speculation chat remove`), kept as a `removal` item, the message shown without its
+text from then on. The chat is kept with the game, outside its hash chain: the export's header
+carries it (`chat`, as the caller may read it), the replay shows each message beside the event
+it followed (`version`), and it moves to the archive with the game (read-only there, 409
+`chat_closed`).
+
+Changes to the contract with accounts: a claim's `name` is required only without an account
+credential, and its answer's `token` is absent for an account's seat (it has `account`);
+seats carry `account`, `guest` and `closed`; views, actions and game streams take an
+optional `seat`.
+
+Changes with ratings (docs/ratings.md): `POST /v1/games` takes `rated` (with a
+`turn_timeout`); `GET /v1/leaderboards/{type}` lists the openskill ratings of accounts in
+rated games, paginated (it used to count wins by the names of every scored game);
+`GET /v1/accounts/{username}` carries the account's ratings and recent games."""

@@ -22,6 +22,8 @@ from events.store import RedisEventStore
 from workers.queue import RQJobs
 
 from . import config as config_module
+from .audit.keys import service_keys
+from .audit.receipts import DEFAULT_INCLUDE_WITHIN_MS
 from .core.bots import SearchLimits
 from .core.game_service import GameService
 from .core.jobs import Jobs
@@ -109,7 +111,8 @@ def job_counter(backend: Backend):
 SECRETS_KEY = "service:secrets"
 # bot_key: the bots' randomness (workers/jobs.py bot_rng); idem_key: the game ids and seat
 # tokens of creates and claims made with an Idempotency-Key (service/core/tokens.py).
-SECRET_NAMES = ("bot_key", "idem_key")
+# account_key: the accounts' device and CSRF values (service/accounts/service.py).
+SECRET_NAMES = ("bot_key", "idem_key", "account_key")
 
 
 def service_secrets(client) -> dict[str, bytes]:
@@ -142,11 +145,84 @@ def build_core(config: dict, backend: Backend, jobs: Optional[Jobs] = None) -> G
                        stream_max_seconds=float(config.get("STREAM_MAX_SECONDS", 300.0)),
                        ticket_ttl=int(config.get("TICKET_TTL", 60)),
                        secrets=lambda: service_secrets(backend.store_client),
-                       search_limits=search_limits(config), metrics=CoreMetrics())
+                       search_limits=search_limits(config), metrics=CoreMetrics(),
+                       keys=service_keys(config.get("AUDIT_KEY_FILE")),
+                       include_within_ms=int(config.get("AUDIT_INCLUDE_WITHIN") or DEFAULT_INCLUDE_WITHIN_MS))
+    attach_accounts(core, config, backend)
+    attach_ratings(core, backend)
+    attach_matching(core)
+    attach_transparency(core, config, backend)
     core.bot_jobs_per_game = int(config.get("BOT_JOBS_PER_GAME", 1) or 0)
     core.lobby_expiry = float(config.get("LOBBY_EXPIRY") or 0)
+    core.abandon_after = float(config.get("ABANDON_AFTER") or 0)
+    core.live_within = float(config.get("LIVE_WITHIN") or 0)
     core.archive_after = float(config.get("ARCHIVE_AFTER") or 0)
+    attach_chat(core, config)
     return core
+
+
+def attach_chat(core: GameService, config: dict) -> None:
+    """The table chat's limits (CHAT_MAX_LENGTH, CHAT_RATE, CHAT_MAX_ENTRIES)."""
+    from .core.chat import ChatPolicy
+
+    defaults = ChatPolicy()
+    count, _, seconds = (config.get("CHAT_RATE") or f"{defaults.rate_count}/{defaults.rate_seconds}").partition("/")
+    core.chat.policy = ChatPolicy(max_length=int(config.get("CHAT_MAX_LENGTH") or defaults.max_length),
+                                  rate_count=int(count), rate_seconds=int(seconds or 60),
+                                  max_entries=int(config.get("CHAT_MAX_ENTRIES") or defaults.max_entries))
+
+
+def attach_accounts(core: GameService, config: dict, backend: Backend) -> None:
+    """The accounts' core on the same store, its notices observing every game's batches (in
+    the API and in the workers alike), and the names seats are shown with."""
+    from events.account_index import AccountIndex
+
+    from .accounts.notices import AccountNotices
+    from .accounts.passwords import PasswordHashing
+    from .accounts.service import AccountPolicy, Accounts
+
+    hashing = PasswordHashing(time_cost=int(config.get("ARGON2_TIME_COST") or 3),
+                              memory_kib=int(config.get("ARGON2_MEMORY_KIB") or 65536),
+                              parallelism=1 if int(config.get("ARGON2_MEMORY_KIB") or 65536) < 8192 else 4,
+                              threads=int(config.get("PASSWORD_THREADS") or 2),
+                              max_waiting=32 * int(config.get("PASSWORD_THREADS") or 2))
+    policy = AccountPolicy(session_days=float(config.get("SESSION_DAYS") or 30),
+                           tombstone_days=float(config.get("USERNAME_TOMBSTONE_DAYS") or 365),
+                           lock_after=int(config.get("SIGNIN_LOCK_AFTER") or 10))
+    index = AccountIndex(backend.store_client)
+    accounts = Accounts(core.store, index, hashing, lambda: core._secret("account_key"), policy)
+    core.accounts = accounts
+    core.account_names = accounts.shown_name
+    core.games.observers.append(AccountNotices(accounts.work, index).game_moved)
+
+
+def attach_ratings(core: GameService, backend: Backend) -> None:
+    """The ratings (service/ratings), told of every scored game, in every process."""
+    from .ratings.service import Ratings
+
+    core.ratings = Ratings(core.store, backend.store_client, core.load, core.accounts)
+    core.result_observers.append(core.ratings.record)
+
+
+def attach_matching(core: GameService) -> None:
+    """Challenges and rematches (service/matching): their chains healed by an observer of every
+    game's batches (and of the reconciler's repair)."""
+    from .matching.invitations import Invitations
+
+    from .matching.seeks import Seeks
+
+    core.invitations = Invitations(core, core.accounts)
+    core.games.observers.append(core.invitations.heal)
+    core.seeks = Seeks(core, core.accounts, core.ratings, core.accounts.index.redis)
+
+
+def attach_transparency(core: GameService, config: dict, backend: Backend) -> None:
+    """The transparency log on the store's Redis (docs/audit.md): the routes read it, the
+    workers' sequencer (workers/sequencer.py) fills it every AUDIT_SEQUENCE_EVERY seconds."""
+    from events.transparency import RedisTransparencyLog
+
+    core.transparency = RedisTransparencyLog(backend.store_client)
+    core.sequence_every = float(config.get("AUDIT_SEQUENCE_EVERY") or 0.5)
 
 
 def build_store(config: dict, backend: Backend):

@@ -141,8 +141,10 @@ class Broadcaster:
         return sum(len(game.members) for game in self._games.values())
 
     # --- one stream's side ----------------------------------------------------------------
-    def serve(self, cursor: StreamCursor, follow: float, environ) -> Iterator[str]:
-        """The WSGI body of one stream: its backlog through gunicorn, then parked here."""
+    def serve(self, cursor: StreamCursor, follow: float, environ, watch=None) -> Iterator[str]:
+        """The WSGI body of one stream: its backlog through gunicorn, then parked here.
+        `watch(stop)`: called once parked with what ends the stream (a revoked credential's
+        watch, service/accounts/revocation.py); it returns the unwatch."""
         from gevent.event import Event
 
         deadline = time.monotonic() + follow
@@ -153,6 +155,7 @@ class Broadcaster:
                         keepalive_interval(self._keepalive), Event())
         self._join(parked)
         BROADCAST_STREAMS.inc()
+        unwatch = watch(parked.finish) if watch is not None else None
         try:
             while not parked.failed:
                 parked.wake.wait(max(0.0, deadline - time.monotonic()))
@@ -164,6 +167,8 @@ class Broadcaster:
             # From here on the connection is gunicorn's again (it may carry the client's next
             # request): nothing more is written to it from the broadcaster.
             parked.failed = True
+            if unwatch is not None:
+                unwatch()
             self._leave(parked)
             BROADCAST_STREAMS.dec()
 

@@ -13,6 +13,7 @@ STATUS_OF = {
     core.NotFound: 404,
     core.Conflict: 409,
     core.Invalid: 422,
+    core.Throttled: 429,
 }
 
 

@@ -41,8 +41,9 @@ RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before retrying",
 # Every status the service answers with, what it means, and whether it carries Retry-After.
 ERRORS = {
     400: ("malformed body: not JSON, or not a JSON object", False),
-    401: ("no token where one is required, or an unknown token or ticket", False),
-    403: ("a valid token of another game", False),
+    401: ("no token where one is required, or an unknown, revoked or expired token or ticket", False),
+    403: ("a valid token that does not give access: a token of another game or account, a missing "
+          "scope (missing_scope, details.scope), a cookie request without its X-CSRF-Token", False),
     404: ("no such game, seat or game type", False),
     409: ("a conflict: a stale expected_version or round, a seat already taken, a reused "
           "Idempotency-Key; details.version is the game's current version", False),
@@ -62,22 +63,67 @@ OPERATIONS: dict[tuple[str, str], tuple[str, tuple[int, ...]]] = {
     ("get", "/v1/games"): ("listGames", (422, *_EVERY)),
     ("post", "/v1/games"): ("createGame", (*_BODY, 409, *_EVERY)),
     ("get", "/v1/games/{game_id}"): ("getGame", (404, *_EVERY)),
-    ("post", "/v1/games/{game_id}/seats/{seat}"): ("claimSeat", (*_BODY, 404, 409, *_EVERY)),
+    ("post", "/v1/games/{game_id}/seats/{seat}"): ("claimSeat", (*_BODY, *_TOKEN, 409, *_EVERY)),
     ("get", "/v1/games/{game_id}/view"): ("getView", (*_TOKEN, 422, *_EVERY)),
     ("post", "/v1/games/{game_id}/actions"): ("postAction", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("post", "/v1/games/{game_id}/leave"): ("leaveGame", (*_BODY, *_TOKEN, 409, *_EVERY)),
     ("get", "/v1/games/{game_id}/events"): ("listEvents", (*_TOKEN, 422, *_EVERY)),
-    ("post", "/v1/games/{game_id}/stream-tickets"): ("createStreamTicket", (*_TOKEN, *_EVERY)),
+    ("post", "/v1/games/{game_id}/stream-tickets"): ("createStreamTicket", (*_TOKEN, 422, *_EVERY)),
     ("get", "/v1/games/{game_id}/replay"): ("getReplay", (*_TOKEN, 422, *_EVERY)),
-    ("get", "/v1/games/{game_id}/ledger"): ("getLedger", (*_TOKEN, *_EVERY)),
+    ("get", "/v1/games/{game_id}/ledger"): ("getLedger", (*_TOKEN, 422, *_EVERY)),
     ("get", "/v1/games/{game_id}/verify"): ("verifyGame", (404, 422, *_EVERY)),
-    ("get", "/v1/games/{game_id}/export"): ("exportGame", (*_TOKEN, *_EVERY)),
-    ("get", "/v1/leaderboards/{game_type}"): ("getLeaderboard", (404, *_EVERY)),
+    ("get", "/v1/games/{game_id}/export"): ("exportGame", (*_TOKEN, 422, *_EVERY)),
+    ("get", "/v1/leaderboards/{game_type}"): ("getLeaderboard", (404, 422, *_EVERY)),
+    # accounts (docs/accounts.md)
+    ("post", "/v1/accounts"): ("signUp", (*_BODY, 409, *_EVERY)),
+    ("get", "/v1/accounts/{username}"): ("getProfile", (404, *_EVERY)),
+    ("get", "/v1/accounts/{username}/ratings/{game_type}"): ("getRatingHistory", (404, *_EVERY)),
+    ("post", "/v1/sessions"): ("signIn", (*_BODY, 401, *_EVERY)),
+    ("delete", "/v1/session"): ("signOut", (401, 403, 422, *_EVERY)),
+    ("get", "/v1/account"): ("getAccount", (401, 403, 404, *_EVERY)),
+    ("post", "/v1/account/password"): ("changePassword", (*_BODY, 401, 403, *_EVERY)),
+    ("post", "/v1/account/sign-out-everywhere"): ("signOutEverywhere", (401, 403, *_EVERY)),
+    ("post", "/v1/account/recovery-codes"): ("replaceRecoveryCodes", (*_BODY, 401, 403, *_EVERY)),
+    ("post", "/v1/account/recover"): ("recoverAccount", (*_BODY, 401, *_EVERY)),
+    ("get", "/v1/account/tokens"): ("listTokens", (401, 403, *_EVERY)),
+    ("post", "/v1/account/tokens"): ("createToken", (*_BODY, 401, 403, 409, *_EVERY)),
+    ("delete", "/v1/account/tokens/{token_id}"): ("revokeToken", (*_TOKEN, *_EVERY)),
+    ("get", "/v1/account/games"): ("listMyGames", (401, 403, 422, *_EVERY)),
+    ("get", "/v1/account/events"): ("listAccountEvents", (401, 403, 422, *_EVERY)),
+    ("post", "/v1/account/close"): ("closeAccount", (*_BODY, 401, 403, *_EVERY)),
+    ("get", "/v1/account/export"): ("exportAccount", (401, 403, *_EVERY)),
+    # finding a game (docs/matching.md)
+    ("post", "/v1/challenges"): ("createChallenge", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("post", "/v1/challenges/{game_id}/accept"): ("acceptChallenge", (*_TOKEN, 409, 422, *_EVERY)),
+    ("post", "/v1/challenges/{game_id}/decline"): ("declineChallenge", (*_TOKEN, 409, 422, *_EVERY)),
+    ("post", "/v1/challenges/{game_id}/cancel"): ("cancelChallenge", (*_TOKEN, 409, 422, *_EVERY)),
+    ("post", "/v1/games/{game_id}/rematch"): ("rematch", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("get", "/v1/account/preferences"): ("getPreferences", (401, 403, *_EVERY)),
+    ("get", "/v1/seeks"): ("listSeeks", (401, 403, *_EVERY)),
+    ("post", "/v1/seeks"): ("createSeek", (*_BODY, 401, 403, 409, *_EVERY)),
+    ("delete", "/v1/seeks/{seek_id}"): ("cancelSeek", (*_TOKEN, *_EVERY)),
+    ("put", "/v1/account/preferences"): ("setPreferences", (*_BODY, 401, 403, *_EVERY)),
+    # the transparency log (docs/audit.md): public, no credential
+    ("get", "/v1/log/tree-head"): ("getTreeHead", (404, *_EVERY)),
+    ("get", "/v1/log/tree-heads"): ("getTreeHeadAtSize", (404, 422, *_EVERY)),
+    ("get", "/v1/log/consistency"): ("getConsistencyProof", (422, *_EVERY)),
+    ("get", "/v1/log/entries"): ("listLogEntries", (422, *_EVERY)),
+    ("get", "/v1/games/{game_id}/checkpoints"): ("listCheckpoints", (404, 422, *_EVERY)),
+    ("get", "/v1/games/{game_id}/bundle"): ("getBundle", (*_TOKEN, 422, *_EVERY)),
+    # audit without trusting the operator (docs/audit.md)
+    ("get", "/v1/keys"): ("listSigningKeys", _EVERY),
+    # the table chat (docs/api.md, "Chat")
+    ("get", "/v1/chat/presets"): ("listChatPresets", _EVERY),
+    ("get", "/v1/games/{game_id}/chat"): ("getChat", (*_TOKEN, 422, *_EVERY)),
+    ("post", "/v1/games/{game_id}/chat"): ("postChat", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("post", "/v1/games/{game_id}/chat/mutes"): ("muteChatSeat", (*_BODY, *_TOKEN, 409, *_EVERY)),
+    ("delete", "/v1/games/{game_id}/chat/mutes/{target}"): ("unmuteChatSeat", (*_TOKEN, 409, 422, *_EVERY)),
 }
 
 
 # Operations where a seat token is optional: with one, the seat's view of things; without, the
 # spectator's (OpenAPI: `security: [{}, {seatToken: []}]`).
-OPTIONAL_TOKEN = {"listEvents", "createStreamTicket", "getReplay", "getLedger", "exportGame"}
+OPTIONAL_TOKEN = {"listEvents", "createStreamTicket", "getReplay", "getLedger", "exportGame", "getBundle", "getChat"}
 
 
 def _camel(*words: str) -> str:
@@ -175,7 +221,9 @@ class ContractPlugin(BasePlugin):
             operation_id, statuses = entry
             operation["operationId"] = operation_id
             if operation_id in OPTIONAL_TOKEN:
-                operation["security"] = [{}, {"seatToken": []}]
+                operation["security"] = [{}, {"seatToken": []}, {"accountToken": ["read"]}, {"sessionCookie": []}]
+            if operation_id == "claimSeat":   # a guest by name, or an account
+                operation["security"] = [{}, {"accountToken": ["play"]}, {"sessionCookie": []}]
             responses: dict = {}
             for status, response in operation.get("responses", {}).items():
                 if status == "default":
@@ -195,7 +243,7 @@ class ContractPlugin(BasePlugin):
                 if retry:
                     response["headers"] = RETRY_AFTER
                 responses[str(status)] = response
-            extra = set(map(str, responses)) - {str(s) for s in statuses} - {"200", "201"}
+            extra = set(map(str, responses)) - {str(s) for s in statuses} - {"200", "201", "204"}
             if extra:
                 raise RuntimeError(f"{method.upper()} {path}: responses {sorted(extra)} are not in "
                                    "service/openapi.py OPERATIONS")
@@ -208,7 +256,7 @@ class ContractPlugin(BasePlugin):
             return
         if "request" in example:
             operation["requestBody"]["content"]["application/json"]["example"] = example["request"]
-        status = next(s for s in ("200", "201") if s in operation["responses"])
+        status = next(s for s in ("200", "201", "204") if s in operation["responses"])
         operation["responses"][status]["content"]["application/json"]["example"] = example["response"]
         for status, body in example.get("errors", {}).items():
             error = dict(operation["responses"][status])
@@ -269,9 +317,17 @@ class ContractPlugin(BasePlugin):
         return None
 
 
-# Properties the marshmallow schemas leave untyped, typed here (component -> field -> schema).
+# Properties the marshmallow schemas leave untyped (or state too narrowly), typed here
+# (component -> field -> schema).
 SCHEMA_PATCHES: dict[str, dict[str, dict]] = {
     "ActionRequest": {"action": {"$ref": "#/components/schemas/Action"}},
+    # a challenge or rematch declined, cancelled or past its expiry is `expired` (docs/matching.md):
+    # the answer of /decline and /cancel, and GET /v1/games/{id} of such a game
+    "GameSummary": {"status": {"type": "string", "enum": ["open", "active", "ended", "scored", "expired", "abandoned"],
+                               "description": "expired: a challenge or rematch declined, cancelled or past "
+                                              "its expiry; it never starts. abandoned: a game without a clock "
+                                              "that nobody moved for the service's ABANDON_AFTER while a person "
+                                              "was to act; it is over, unscored and unrated"}},
     # a seat's budget as recorded: the bounds of the day it was created, so no maximum here
     "SeatBudget": {"iterations": {"type": "integer", "minimum": 1, "description": "search iterations per move"},
                    "time_ms": {"type": "number", "exclusiveMinimum": 0,
@@ -319,8 +375,23 @@ def register_components(spec) -> None:
 INT_RANGE = {"title": "IntRange", "type": "object", "description": "a template field: choose an integer from min to max",
              "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
              "required": ["min", "max"], "additionalProperties": False}
-PLATFORM_OPTIONS = {"type": "object", "properties": {"turn_timeout": {"type": ["number", "null"]}},
+PLATFORM_OPTIONS = {"type": "object", "properties": {"turn_timeout": {"type": ["number", "null"]},
+                                                     "leave_level": {"type": "string"}},
                     "additionalProperties": False}
+
+
+# Platform events the payload generator never meets in the games it plays (it plays them to
+# their end), typed here: `game.abandoned` (docs/api.md, "Clocks and abandoned games").
+PLATFORM_EVENT_DATA = {
+    "game.abandoned": {"type": "object", "required": ["idle_since", "to_act"], "properties": {
+        "idle_since": {"type": "integer", "description": "ms since the epoch: the game's last move"},
+        "to_act": {"type": "array", "items": {"type": "integer"},
+                   "description": "the persons' seats that were to act and did not"}}},
+    # a person left the seat; a bot of `level` (the creation's leave_level) plays it from then on
+    "seat.left": {"type": "object", "required": ["seat", "level"], "properties": {
+        "seat": {"type": "integer", "description": "the seat its person left"},
+        "level": {"type": "string", "description": "the level of the bot that took the seat over"}}},
+}
 
 
 def _ref(name: str) -> dict:
@@ -405,7 +476,7 @@ def payload_components(options_schema) -> tuple[dict[str, dict], dict[str, str]]
     # events: one closed data schema per event type, the Event union discriminated by type
     options_any = {"anyOf": [options_schema(games[g]) for g in sorted(payloads["states"]) if g in games]}
     mapping = {}
-    for kind, schema in sorted(payloads["events"].items()):
+    for kind, schema in sorted({**PLATFORM_EVENT_DATA, **payloads["events"]}.items()):
         data = _closed(schema)
         if kind == "game.created":
             data["properties"] = {**data["properties"], "options": options_any, "platform": PLATFORM_OPTIONS}

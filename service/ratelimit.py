@@ -5,7 +5,7 @@
   storage for good (its log is kept);
 - games only bots play, live at once per creating address (BOT_GAMES_PER_ADDRESS): each keeps
   a worker busy until it ends, so one client's bot games cannot fill the background queue (a
-  seat a turn timeout plays counts as a bot's).
+  seat a turn timeout plays counts as a bot's, and so does a game whose people all left).
 Each creation limit is checked and taken in one atomic step, and given back when the create
 fails after all (admit_creation, give_back).
 """
@@ -66,8 +66,48 @@ def install_rate_limit(app: Flask, client) -> None:
                                       retry_after)
 
 
-def _bot_games_key() -> str:
-    return f"creator:{request.remote_addr}:bot-games"
+def admit_per_address(setting: str, code: str, what: str) -> None:
+    """One more of `what` for this address under the limit the app config's `setting` names
+    (e.g. SIGNUP_LIMIT "5/3600"): 429 `code` with Retry-After past it. Counted before the
+    request is looked at, so a flood of bad requests counts too."""
+    _admit(f"{code}:{request.remote_addr}", "address", setting, code, what)
+
+
+def admit_per_account(account_id: str, setting: str, code: str, what: str) -> None:
+    """As admit_per_address, counted per account (a challenger's challenges)."""
+    _admit(f"{code}:account:{account_id}", "account", setting, code, what)
+
+
+def _admit(subject: str, per: str, setting: str, code: str, what: str) -> None:
+    spec = current_app.config.get(setting)
+    if not spec:
+        return
+    limit, window = parse_limit(spec)
+    client = current_app.extensions["backend"].store_client
+    (count,), retry_after = _window_counts(client, [subject], window)
+    if count > limit:
+        raise TooManyRequests(f"{what}: more than {limit} in {window} s from this {per}; retry in "
+                              f"{retry_after} s", retry_after, code=code)
+
+
+def _bot_games_key(creator_id: Optional[str] = None) -> str:
+    """The set of a creator's live self-playing games (default: this request's, `creator()`)."""
+    return f"creator:{creator_id or creator()}:bot-games"
+
+
+def count_self_playing(game_id: str, creator_id: str) -> None:
+    """A game that became self-playing after its creation (every person in it left: POST
+    /v1/games/{id}/leave) takes a place among its creator's live self-playing games like a
+    game created so (BOT_GAMES_PER_ADDRESS), past the cap if need be: a leave is never
+    refused, so the creator's next self-playing game waits for a place instead. A game
+    already counted keeps its place (and its time)."""
+    if not creator_id or not int(current_app.config.get("BOT_GAMES_PER_ADDRESS") or 0):
+        return
+    client = current_app.extensions["backend"].store_client
+    pipe = client.pipeline(transaction=True)
+    pipe.zadd(_bot_games_key(creator_id), {game_id: time.time()}, nx=True)
+    pipe.expire(_bot_games_key(creator_id), 7 * 86400)
+    pipe.execute()
 
 
 def creator() -> str:

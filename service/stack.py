@@ -237,6 +237,25 @@ def fresh_metrics_dir(data_dir: str) -> str:
     return path
 
 
+KEY_FILE_VARIABLE = "SPECULATION_AUDIT_KEY_FILE"
+KEY_FILE_NAME = "audit-keys.json"
+
+
+def audit_key_file(env: dict, data_dir: str) -> str:
+    """The signing keys every process of the stack loads (docs/operations.md, "The signing
+    key"): SPECULATION_AUDIT_KEY_FILE, else DATA/audit-keys.json. Made here (0600, one new
+    key) when absent, before any child starts, so the API and the workers never race to
+    create two different keys, and kept across restarts."""
+    from events.signing import Keyring
+
+    path = os.path.abspath(env.get(KEY_FILE_VARIABLE) or os.path.join(data_dir, KEY_FILE_NAME))
+    try:
+        Keyring.load_or_create(path, int(time.time() * 1000))
+    except (OSError, ValueError, KeyError) as why:
+        raise StackError(f"the signing key file {path} cannot be used: {why}") from None
+    return path
+
+
 def project_file(*parts: str) -> str:
     """A file of the project checkout the stack runs from (the gunicorn settings)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -269,6 +288,8 @@ def build_stack(*, host: str, port: int, data_dir: str, redis_url: Optional[str]
         env["SPECULATION_ARCHIVE_URL"] = os.path.join(os.path.abspath(data_dir), "archive")
     facts["archive"] = env["SPECULATION_ARCHIVE_URL"]
     env["PROMETHEUS_MULTIPROC_DIR"] = fresh_metrics_dir(data_dir)
+    env[KEY_FILE_VARIABLE] = audit_key_file(env, data_dir)
+    facts["keys"] = env[KEY_FILE_VARIABLE]
     gunicorn = [sys.executable, "-m", "gunicorn", "-c", project_file("ops", "gunicorn.conf.py"),
                 "--bind", f"{host}:{port}", "service.wsgi:app"]
     children.append(Child("api", gunicorn, env))
@@ -294,6 +315,7 @@ def serve(*, host: str, port: int, data_dir: str, redis_url: Optional[str], redi
     else:
         say(f"data on {facts['redis']} (your Redis: see docs/operations.md for its settings)")
     say(f"finished games move to the archive at {facts['archive']} (docs/operations.md)")
+    say(f"receipts and tree heads are signed with the keys in {facts['keys']} (keep it secret and backed up)")
     say(f"{workers} worker process(es) for bots, scoring, timeouts and the reconciler")
     say("stop with Ctrl-C (every process of the stack stops with it)")
     try:

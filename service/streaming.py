@@ -29,10 +29,14 @@ NDJSON = "application/x-ndjson"
 
 
 class SseFraming:
-    """Server-Sent Events: the version as the event id, so a client resumes with Last-Event-ID."""
+    """Server-Sent Events: the version (an account stream: the event's id) as the event id, so
+    a client resumes with Last-Event-ID."""
+
+    def __init__(self, event: str = "game-event", id_field: str = "version"):
+        self.event, self.id_field = event, id_field
 
     def message(self, body: dict) -> str:
-        return f"id: {body['version']}\nevent: game-event\ndata: {json.dumps(body)}\n\n"
+        return f"id: {body[self.id_field]}\nevent: {self.event}\ndata: {json.dumps(body)}\n\n"
 
     def keepalive(self) -> str:
         return ": keep-alive\n\n"
@@ -50,6 +54,9 @@ class NdjsonFraming:
 
 # The framing of each streamed media type (one object each: the core renders a batch once per framing).
 FRAMINGS = {SSE: SseFraming(), NDJSON: NdjsonFraming()}
+# An account's stream (service/accounts/feed.py): its own framing objects, so a fan-out never
+# shares a rendered batch between a game and an account.
+ACCOUNT_FRAMINGS = {SSE: SseFraming("account-event", "id"), NDJSON: NdjsonFraming()}
 
 
 
@@ -155,15 +162,54 @@ def broadcaster():
     return found
 
 
-def stream_body(environ, game_id: str, viewer, after: int, kind: str, follow):
+def stream_body(environ, game_id: str, viewer, after: int, kind: str, follow, principal=None):
     """A stream's WSGI body: parked in the broadcaster under gunicorn's gevent worker, else
-    the core's generator (the same messages)."""
+    the core's generator (the same messages). Opened with an account credential
+    (`principal`), it ends within a second of the credential's revocation."""
     from .broadcast import usable
 
     core = current_app.extensions["games"]
+    watch = None
+    if principal is not None:
+        revocations = current_app.extensions["revocations"]
+        watch = lambda stop: revocations.watch(principal, stop)   # noqa: E731
     if not usable(environ):
-        return core.open_event_stream(game_id, viewer, after, FRAMINGS[kind], follow)
+        if watch is None:
+            return core.open_event_stream(game_id, viewer, after, FRAMINGS[kind], follow)
+        return _stoppable(core, game_id, viewer, after, FRAMINGS[kind], follow, watch)
     cursor, follow = core.open_stream_cursor(game_id, viewer, after, FRAMINGS[kind], follow)
+    return broadcaster().serve(cursor, follow, environ, watch)
+
+
+def _stoppable(core, game_id, viewer, after, framing, follow, watch):
+    from .core.streams import event_stream, keepalive_interval
+
+    cursor, follow = core.open_stream_cursor(game_id, viewer, after, framing, follow)
+    stopped = threading.Event()
+    unwatch = watch(stopped.set)
+
+    def messages():
+        try:
+            yield from event_stream(cursor, follow, keepalive_interval(core.stream_keepalive), core.wait, stopped)
+        finally:
+            unwatch()
+
+    return messages()
+
+
+def account_stream_body(environ, principal, after: int, kind: str, follow):
+    """An account stream's WSGI body, parked in the broadcaster like a game's (it groups
+    streams by the stream's id and waits on the same notifier), else the core's generator."""
+    from .accounts.feed import AccountCursor
+    from .broadcast import usable
+    from .core.streams import event_stream, keepalive_interval
+
+    core = current_app.extensions["games"]
+    known = getattr(getattr(core.store, "notifier", None), "known", None)
+    cursor = AccountCursor(core.store, principal, after, ACCOUNT_FRAMINGS[kind], known)
+    follow = core.stream_max_seconds if follow is None else min(follow, core.stream_max_seconds)
+    if not usable(environ):
+        return event_stream(cursor, follow, keepalive_interval(core.stream_keepalive), core.wait)
     return broadcaster().serve(cursor, follow, environ)
 
 

@@ -65,11 +65,12 @@ def test_heuristics_among_themselves_keep_a_live_market(monkeypatch):
         return {}
 
     monkeypatch.setitem(study.EXTRAS, "speculation", count)
-    for i in range(40):
+    for i in range(20):
         record = play_session(GAME, 4, session_seed("bots-market", "speculation", 4, i), f"bm-{i}",
                               ["heuristic"] * 4)
         assert record.error is None
     # the issue's target: at least 0.5 sales per deal on average (the old bot made 0.06)
+    print(f"sales per deal among heuristics: {counted['sale'] / counted['antes']:.2f}")
     assert counted["sale"] / counted["antes"] >= 0.5, counted
 
 
@@ -204,7 +205,7 @@ def test_the_heuristic_holds_its_share_against_bid_max_value_players():
     """Seeded sessions, one heuristic against three outside `bid-max-value` players, who bid up
     to the card's full equity (the bot before this fix won 20.4% of 2,000; this one 31%)."""
     policies = {"outside": OUTSIDE["speculation"]["bid-max-value"]}
-    sessions, wins = 300, 0.0
+    sessions, wins = 150, 0.0
     for i in range(sessions):
         seat = i % 4
         levels = ["outside"] * 4
@@ -213,6 +214,7 @@ def test_the_heuristic_holds_its_share_against_bid_max_value_players():
                               policies=policies)
         assert record.error is None and not record.anomalies
         wins += record.shares[seat]
+    print(f"heuristic vs three bid-max-value: {wins / sessions:.3f} (fair share 0.25)")
     assert wins / sessions > 0.25, wins / sessions
 
 

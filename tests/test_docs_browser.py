@@ -18,7 +18,7 @@ server = web_kit.live_server   # the whole service on a free port, for this modu
 def test_docs_render_every_operation_offline(server):
     spec = server.app.test_client().get("/openapi.json").json
     operations = [(m.upper(), path, op) for path, ops in spec["paths"].items() for m, op in ops.items()
-                  if m in ("get", "post")]
+                  if m in ("get", "post", "put", "delete")]
     with web_kit.browser() as chromium:
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
         outside, errors = [], []

@@ -1,7 +1,5 @@
-"""The game index contract (lobby, token directory, stream tickets, leaderboards), run on the
+"""The game index contract (lobby, token directory, stream tickets), run on the
 in-memory index, fakeredis and a real redis-server."""
-
-import threading
 
 import pytest
 
@@ -71,32 +69,6 @@ class TestGameIndexContract:
         assert index.ticket("h1") == "game1:-" and index.ticket("h2") == "game1:2"
         assert wait_until(lambda: index.ticket("h2") is None, 3)      # its TTL runs out
         assert index.ticket("h1") == "game1:-"
-
-    def test_a_scored_game_counts_once_on_its_leaderboard(self, index):
-        players = [{"key": "bot:random", "rank": 2, "won": 0.0}, {"key": "player:ann", "rank": 1, "won": 1.0}]
-        assert index.record_result("speculation", "g1", players)
-        assert not index.record_result("speculation", "g1", players)
-        assert index.record_result("speculation", "g2", [{"key": "bot:random", "rank": 1, "won": 0.5},
-                                                         {"key": "player:ann", "rank": 1, "won": 0.5}])
-        assert index.leaderboard("speculation") == [
-            {"kind": "player", "name": "ann", "games": 2, "wins": 1.5, "win_rate": 0.75, "average_rank": 1.0},
-            {"kind": "bot", "name": "random", "games": 2, "wins": 0.5, "win_rate": 0.25, "average_rank": 1.5},
-        ]
-        assert index.leaderboard("big-shot") == []
-
-    def test_concurrent_results_count_each_game_once(self, index):
-        players = [{"key": "bot:random", "rank": 1, "won": 1.0}]
-
-        def writer():
-            for g in range(10):
-                index.record_result("speculate", f"g{g}", players)
-
-        threads = [threading.Thread(target=writer) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert index.leaderboard("speculate")[0]["games"] == 10
 
     def test_touched_games_by_time_window_oldest_first_and_trimmed(self, index):
         index.touch("b", at=20.0)

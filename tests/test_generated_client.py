@@ -58,7 +58,7 @@ class Contract:
         for path, operations in spec["paths"].items():
             pattern = re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$")
             for method, operation in operations.items():
-                if method in ("get", "post"):
+                if method in ("get", "post", "put", "delete"):
                     self.routes.append((method.upper(), pattern, operation))
         self._validators: dict[str, jsonschema_rs.Draft202012Validator] = {}
         self.checked = {"requests": 0, "responses": 0, "operations": set()}
@@ -337,3 +337,52 @@ def test_random_games_fit_the_typed_payloads_at_every_step(game_type, players, o
         for finished in (False, True):
             shown, _ = disclosure.events_for(stored, None, viewer, finished, game_id)
             contract._check({"type": "array", "items": _ref("Event")}, shown, f"events of {viewer}")
+
+
+def test_a_generated_client_leaves_a_seat_and_a_bot_plays_it_to_the_end(client_package, fake_redis):
+    """leaveGame through the generated client: the typed answer and its retry, the typed 403
+    `seat_left` after it, the `seat.left` event typed in the Event union, the seat shown as a
+    bot's that its person left; the other seat plays on and the game is scored."""
+    package, spec = client_package
+    api, play, history = (_Tag(tag) for tag in ("games", "play", "history"))
+    models = importlib.import_module(f"{PACKAGE}.models")
+    contract = Contract(spec)
+    jobs = MemoryJobs()
+    app = create_app({"RATE_LIMIT": None}, backend=Backend(fake_redis, fake_redis, False), jobs=jobs)
+    httpx_args = {"transport": httpx.WSGITransport(app=app),
+                  "event_hooks": {"request": [contract.request], "response": [contract.response]}}
+    anonymous = package.Client(base_url="http://service", httpx_args=httpx_args, raise_on_unexpected_status=True)
+    created = api.create_game.sync(client=anonymous, body=models.CreateGame.from_dict(
+        {"type": big_shot.NAME, "seats": [{}, {}], "leave_level": "random"}))
+    game_id = created.game_id
+    seats = []
+    for seat in range(2):
+        claimed = api.claim_seat.sync(game_id, seat, client=anonymous, body=models.Claim(name=f"client{seat}"))
+        seats.append(package.AuthenticatedClient(base_url="http://service", token=claimed.token,
+                                                 httpx_args=httpx_args, raise_on_unexpected_status=True))
+    left = play.leave_game.sync(game_id, client=seats[1], body=models.LeaveRequest(),
+                                idempotency_key="leave-0123456789abcdef")
+    assert isinstance(left, models.Left) and (left.seat, left.level) == (1, "random"), left
+    again = play.leave_game.sync_detailed(game_id, client=seats[1], body=models.LeaveRequest())
+    assert again.parsed.to_dict() == left.to_dict() and again.headers["Idempotent-Replayed"] == "true"
+    refused = play.get_view.sync(game_id, client=seats[1])
+    assert isinstance(refused, models.Error) and refused.error.code == "seat_left", refused
+    events = history.list_events.sync(game_id, client=seats[0]).events
+    assert [type(e).__name__ for e in events if e.type_ == "seat.left"] == ["SeatLeftPlatformEvent"]
+    rng = random.Random(7)
+    for n in range(5_000):
+        jobs.drain(app.extensions["games"])
+        mine = play.get_view.sync(game_id, client=seats[0])
+        if mine.status != "active":
+            break
+        if not mine.legal_actions:
+            continue
+        body = models.ActionRequest.from_dict({"action": _fill(rng.choice([a.to_dict() for a in mine.legal_actions]),
+                                                               rng), "decision": mine.decision})
+        assert isinstance(play.post_action.sync(game_id, client=seats[0], body=body, idempotency_key=f"a{n}"),
+                          models.ActionResponse)
+    jobs.drain(app.extensions["games"])
+    summary = api.get_game.sync(game_id, client=anonymous)
+    assert summary.status == "scored" and summary.seats[1].left is True and summary.seats[1].kind == "bot"
+    assert history.verify_game.sync(game_id, client=anonymous).ok
+    assert "leaveGame" in contract.checked["operations"]

@@ -3,8 +3,9 @@ player count and every option combination, by picking among `legal_actions` with
 held by that client; each finished game balances its ledger and verifies.
 
 Options are read from /v1/game-types: booleans and enumerated choices are combined; a few
-numeric options get an extra value below. The default suite plays each combination once
-(player counts rotating); FULL_MATRIX=1 plays every combination at every count.
+numeric options get an extra value below. The default suite plays a pairwise cover of the
+combinations (every pair of option values meets in one game) once each, player counts rotating;
+FULL_MATRIX=1 (make test-full) plays every combination at every count.
 """
 
 import itertools
@@ -40,6 +41,21 @@ def option_matrix(game_type: dict) -> list[dict]:
     return [dict(zip(names, values)) for values in itertools.product(*(axes[n] for n in names))]
 
 
+def pairwise(combos: list[dict]) -> list[dict]:
+    """A few combinations in which every pair of option values (and so every value) still
+    meets: greedily the one that covers most pairs not yet covered, until none is left."""
+    def pairs(combo: dict) -> set:
+        items = sorted(combo.items())
+        return {(a, b) for i, a in enumerate(items) for b in items[i + 1:]} | {(a,) for a in items}
+
+    wanted, chosen = set().union(*map(pairs, combos)) if combos else set(), []
+    while wanted:
+        best = max(combos, key=lambda c: len(pairs(c) & wanted))
+        chosen.append(best)
+        wanted -= pairs(best)
+    return chosen
+
+
 def cases():
     app = create_app({"RATE_LIMIT": None})
     out = []
@@ -47,15 +63,18 @@ def cases():
         if game_type["name"] == "secret-duel":
             continue
         counts = list(range(game_type["min_players"], game_type["max_players"] + 1))
-        for i, options in enumerate(option_matrix(game_type)):
+        matrix = option_matrix(game_type)
+        for i, options in enumerate(matrix if FULL else pairwise(matrix)):
             if not FULL:
                 options = {**options, **SHORT_SESSION.get(game_type["name"], {})}
             for players in (counts if FULL else [counts[i % len(counts)]]):
                 out.append(pytest.param(game_type["name"], players, options,
                                         id=f"{game_type['name']}-{players}p-{i}"))
-        if not FULL:  # every player count at least once, default options
+        if not FULL:  # every player count at least once: the defaults at the smallest, the short options beyond
             for players in counts:
-                out.append(pytest.param(game_type["name"], players, {}, id=f"{game_type['name']}-{players}p-default"))
+                options = {} if players == counts[0] else SHORT_SESSION.get(game_type["name"], {})
+                out.append(pytest.param(game_type["name"], players, options,
+                                        id=f"{game_type['name']}-{players}p-{'default' if not options else 'short'}"))
     return out
 
 

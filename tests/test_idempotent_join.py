@@ -20,9 +20,12 @@ from workers.memory_jobs import MemoryJobs
 BODY = {"type": "secret-duel", "seats": [{}, {}]}
 
 
-def make_app(client):
+def make_app(client, key_file=None):
+    """An API process on `client`; processes given one `key_file` sign with the same keys, as
+    a deployment's do (without one, each draws its own: its receipts' signatures differ)."""
     jobs = MemoryJobs()
-    return create_app({"ALLOW_SEED": True, "RATE_LIMIT": None}, backend=Backend(client, client, False), jobs=jobs)
+    return create_app({"ALLOW_SEED": True, "RATE_LIMIT": None, **({"AUDIT_KEY_FILE": key_file} if key_file else {})},
+                      backend=Backend(client, client, False), jobs=jobs)
 
 
 @pytest.fixture
@@ -169,8 +172,9 @@ def all_at_once(apps, send, n=12) -> list:
     return _kit.all_at_once(apps, send, n)
 
 
-def test_concurrent_creates_with_one_key_make_one_game(redis_client):
-    apps = [make_app(redis_client) for _ in range(4)]        # four API processes, one Redis
+def test_concurrent_creates_with_one_key_make_one_game(redis_client, tmp_path):
+    keys = str(tmp_path / "audit-keys.json")
+    apps = [make_app(redis_client, keys) for _ in range(4)]        # four API processes, one Redis, one key file
     results = all_at_once(apps, lambda http: create(http, "together"))
     assert {status for status, _, _ in results} == {201}, results
     assert len({body["game_id"] for _, _, body in results}) == 1
@@ -235,11 +239,13 @@ def test_a_claim_whose_reply_was_lost_leaves_no_seat_without_a_holder(app, redis
     assert token.encode() not in every_stored_byte(redis_client)
 
 
-def test_concurrent_claims_with_one_key_get_one_token(redis_client):
-    apps = [make_app(redis_client) for _ in range(4)]
+def test_concurrent_claims_with_one_key_get_one_token(redis_client, tmp_path):
+    keys = str(tmp_path / "audit-keys.json")
+    apps = [make_app(redis_client, keys) for _ in range(4)]
     game_id = create(apps[0].test_client()).json["game_id"]
     results = all_at_once(apps, lambda http: claim(http, game_id, 1, "one-key"))
     assert {status for status, _, _ in results} == {201}, results
+    assert len({str(body["receipt"]) for _, _, body in results}) == 1   # one signed receipt, byte for byte
     tokens = {body["token"] for _, _, body in results}
     assert len(tokens) == 1 and sum(replayed == "false" for _, replayed, _ in results) == 1
     assert token_fields(redis_client, game_id) == {f"token:{token_hash(tokens.pop())}": "1"}

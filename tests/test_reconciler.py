@@ -1,5 +1,5 @@
 """The reconciler heals every write that follows an append, incrementally (workers/reconciler.py):
-a lost lobby write, a lost token-directory write, a lost enqueue, a lost leaderboard write;
+a lost lobby write, a lost token-directory write, a lost enqueue, a lost rating;
 games far past the 1,000 oldest; and a pass reads only what was touched. On fakeredis and a
 real Redis (the `redis_client` fixture)."""
 
@@ -10,7 +10,7 @@ from events.store import RedisEventStore
 from service.core.game_service import GameService
 from service.core.jobs import NoJobs
 from service.core.tokens import token_hash
-from service_kit import make_service
+from service_kit import make_service, rated_game, rated_rows
 from workers.reconciler import LOOKBACK, reconcile_pass
 
 SEED = "ab" * 32
@@ -43,11 +43,11 @@ def test_a_lost_lobby_write_and_a_lost_token_write_are_healed(redis_client):
     assert service.index.token_owner(token_hash(token)) == (game.game_id, 0)
 
 
-def test_a_lost_enqueue_and_a_lost_leaderboard_write_are_healed_until_the_game_is_scored(redis_client):
+def test_a_lost_enqueue_and_a_lost_rating_are_healed_until_the_game_is_scored(redis_client):
     lost = crashed(redis_client)
-    game = lost.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
+    game = rated_game(lost, "big-shot", [{"bot": "random"}, {"bot": "baseline"}], SEED)
     assert lost.load(game.game_id).status == "active"
-    service, jobs = make_service(redis_client)
+    service, jobs = make_service(redis_client, rated=True)
     assert jobs.pending == []
     done = reconcile_pass(service)
     assert done.repaired == 1 and jobs.pending[0][0] == "bot_turn"
@@ -61,12 +61,13 @@ def test_a_lost_enqueue_and_a_lost_leaderboard_write_are_healed_until_the_game_i
             jobs.pending.insert(0, (name, *args))
             jobs.drain(service, limit=1)
     assert service.load(game.game_id).status == "scored"
-    assert service.index.leaderboard("big-shot") == []
+    assert rated_rows(service, "big-shot") == {}            # the scoring's process died before rating it
     reconcile_pass(service)
-    board = service.index.leaderboard("big-shot")
-    assert sum(row["games"] for row in board) == 2          # both seats counted, once
+    board = rated_rows(service, "big-shot")
+    assert {name: row["games"] for name, row in board.items()} == {"random": 1, "baseline": 1}
     reconcile_pass(service)
-    assert sum(row["games"] for row in service.index.leaderboard("big-shot")) == 2
+    assert rated_rows(service, "big-shot") == board          # rated once
+    assert service.store.head("ratings/big-shot")[0] == 1
     assert service.index.waiting_on_jobs() == []
     assert service.index.list(status="scored") == ([game.game_id], 1)
 

@@ -14,7 +14,8 @@ import web_kit
 from ops.drills import _kit
 from service import docs_ui, security
 
-PAGES = ["/web/", "/web/games/0123456789abcdef", "/web/games/0123456789abcdef/replay", "/docs"]
+PAGES = ["/web/", "/web/games/0123456789abcdef", "/web/games/0123456789abcdef/replay", "/web/sign-in", "/web/sign-up",
+         "/web/my-games", "/web/account", "/web/leaderboard", "/web/players/x", "/web/profile", "/docs"]
 OTHERS = ["/v1/games", "/v1/game-types", "/openapi.json", "/docs/start.js", "/docs/assets/swagger-ui.css",
           "/web/static/js/api.js", "/no/such/page", "/healthz", "/swagger"]
 

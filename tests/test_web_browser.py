@@ -20,22 +20,19 @@ pytestmark = pytest.mark.skipif(web_kit.chromium_path() is None,
 # its defaults). Every hosted game needs its entry: a game without one fails (it is not skipped).
 # Speculation's three deals: a deal ends in its opening draws when the trump turned up is the ace
 # (1 in 13), so with two the person at seat 0 never has a move about one game in 250.
-SHORT = {speculation.NAME: {"deals": "3"}, speculate.NAME: {"rounds": "1"}, spekulation.NAME: {}, big_shot.NAME: {}}
+SHORT = {speculation.NAME: {"deals": "2"}, speculate.NAME: {"rounds": "1"}, spekulation.NAME: {}, big_shot.NAME: {}}
 # Every endpoint a page may call: the public API ones the snooping drill fetches with the
 # seat's own token or as a spectator, the static files, and the words endpoint (which words
 # the server's own record of the game, as that seat or a spectator may see it).
 ALLOWED = [r"/web/", r"/web/games/\w+(/replay)?", r"/web/static/.+", r"/web/api/words", r"/web/api/glossary/[\w-]+",
            r"/v1/game-types", r"/v1/games", r"/v1/games/\w+", r"/v1/games/\w+/seats/\d+",
-           r"/v1/games/\w+/(view|actions|events|stream-tickets|replay|ledger|verify|export)"]
+           r"/v1/games/\w+/(view|actions|events|stream-tickets|replay|ledger|verify|export|chat)", r"/v1/chat/presets"]
 
 
 server = web_kit.live_server   # the whole service on a free port, for this module
 
 
-@pytest.fixture(scope="module")
-def chromium(server):
-    with web_kit.browser() as b:
-        yield b
+chromium = web_kit.module_chromium   # one Chromium for the module
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Workers: bot turns and scoring on RQ (fakeredis and a real Redis), idempotent jobs, the
-reconciler after a lost enqueue, the leaderboard."""
+reconciler after a lost enqueue, the ratings of rated games."""
 
 import time
 
@@ -10,7 +10,7 @@ from events.index import GameIndex
 from events.store import RedisEventStore
 from service.core.game_service import GameService
 from service.core.jobs import NoJobs
-from service_kit import make_service
+from service_kit import make_service, rated_game, rated_rows
 from workers import jobs as job_functions
 from workers import tasks
 from workers.embedded import ThreadWorker
@@ -68,19 +68,20 @@ def test_reconciler_recovers_a_lost_enqueue(fake_redis):
     assert service.load(session.game_id).status == "scored"
 
 
-def test_scoring_is_idempotent_and_fills_the_leaderboard(fake_redis):
-    service, jobs = make_service(fake_redis)
+def test_scoring_is_idempotent_and_rates_each_rated_game_once(fake_redis):
+    service, jobs = make_service(fake_redis, rated=True)
     for n in range(3):
-        service.create("speculation", {"deals": 3}, [{"bot": "heuristic"}, {"bot": "random"}, {"bot": "random"}],
-                       seed=f"{n:064x}")
+        rated_game(service, "speculation", [{"bot": "heuristic"}, {"bot": "random"}, {"bot": "random"}],
+                   f"{n:064x}", {"deals": 3})
     jobs.drain(service)
     game_id = service.index.games_waiting("scored")[0]
     version = service.load(game_id).version
     job_functions.score(service, game_id)
     assert service.load(game_id).version == version
-    board = {row["name"]: row for row in service.index.leaderboard("speculation")}
-    assert board["heuristic"]["games"] == 3 and board["random"]["games"] == 6
-    assert sum(row["wins"] for row in board.values()) == pytest.approx(3)
+    board = rated_rows(service, "speculation")
+    # the random level holds two seats of each table: rated once a table, at its best place
+    assert board["heuristic"]["games"] == 3 and board["random"]["games"] == 3
+    assert service.store.head("ratings/speculation")[0] == 3
 
 
 def test_rq_enqueue_is_unique_per_turn(fake_redis):
@@ -106,19 +107,19 @@ def test_an_all_bot_games_work_waits_in_the_background_queue(fake_redis):
     assert [q.name for q in worker_queues(fake_redis)] == [QUEUE_NAME, HEAVY_QUEUE_NAME, BACKGROUND_QUEUE_NAME]
 
 
-def test_a_scoring_retry_repairs_a_leaderboard_missed_by_a_crash(fake_redis):
-    service, jobs = make_service(fake_redis)
-    session = service.create("big-shot", {}, [{"bot": "random"}] * 2, seed=SEED)
-    real_record = service.index.record_result
-    service.index.record_result = lambda *a, **k: (_ for _ in ()).throw(ConnectionError("crash"))
+def test_a_scoring_retry_repairs_a_rating_missed_by_a_crash(fake_redis):
+    service, jobs = make_service(fake_redis, rated=True)
+    session = rated_game(service, "big-shot", [{"bot": "random"}, {"bot": "baseline"}], SEED)
+    real_record = service.ratings.record
+    service.result_observers[:] = [lambda *a, **k: (_ for _ in ()).throw(ConnectionError("crash"))]
     with pytest.raises(ConnectionError):
         jobs.drain(service)  # the scoring job dies after appending game.scored
-    service.index.record_result = real_record
+    service.result_observers[:] = [real_record]
     assert service.load(session.game_id).status == "scored"
-    assert service.index.leaderboard("big-shot") == []
+    assert rated_rows(service, "big-shot") == {}
     job_functions.score(service, session.game_id)  # RQ's retry of the job
     job_functions.score(service, session.game_id)
-    assert sum(row["games"] for row in service.index.leaderboard("big-shot")) == 2
+    assert {name: row["games"] for name, row in rated_rows(service, "big-shot").items()} == {"random": 1, "baseline": 1}
 
 
 def test_bots_draw_from_a_server_held_key_kept_with_the_data():

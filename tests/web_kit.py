@@ -21,6 +21,23 @@ def live_server():
     live.stop()
 
 
+@pytest.fixture(scope="module")
+def cheap_live_server():
+    """live_server with cheap Argon2id parameters (CHEAP_ARGON2): for the pages that sign in,
+    where the pages, not the hashing, are under test."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    live = LiveServer(CHEAP_ARGON2).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def module_chromium(server):
+    """One Chromium for a test module, after its `server` (a module imports it as `chromium`)."""
+    with browser() as b:
+        yield b
+
+
 def play_to_end(page, timeout=150.0, pick=None) -> int:
     """Click the first legal control each time one is offered (a template at its minimum,
     as filled in) until the page says the game is over. Returns the number of moves made."""
@@ -45,3 +62,19 @@ def play_to_end(page, timeout=150.0, pick=None) -> int:
         else:
             page.wait_for_timeout(60)
     raise AssertionError(f"the game did not end in {timeout} s ({moves} moves made)")
+
+
+# cheap Argon2id parameters for the pages' tests: the pages, not the hashing, are under test
+CHEAP_ARGON2 = {"ARGON2_TIME_COST": 1, "ARGON2_MEMORY_KIB": 1024}
+
+
+def api(server, method, path, token=None, **kw):
+    """A request straight to the live server's app (set-up beside the browser), with a fresh
+    Idempotency-Key and, given one, the token."""
+    import secrets
+
+    headers = {"Idempotency-Key": "test-web-" + secrets.token_hex(10)}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return server.app.test_client().open(path, method=method, headers=headers, **kw)
+

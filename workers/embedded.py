@@ -1,6 +1,8 @@
 """The in-process worker of the embedded mode: RQ's SimpleWorker on the same fakeredis
 server as the API (a forking worker cannot share an in-process fakeredis), in a thread.
-It also moves due scheduled jobs (turn timeouts) to the queue and runs the reconciler.
+It also moves due scheduled jobs (turn timeouts) to the queue and runs the reconciler, and
+(when the core has a transparency log) the sequencer in a thread of its own, so a long job
+never delays a checkpoint (workers/sequencer.py).
 `request_scope`: as for `tasks.bind`, how a job makes its request id current."""
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rq.timeouts import TimerDeathPenalty
 
 from . import jobs, tasks
 from .queue import worker_queues
+from .sequencer import sequencer_for
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +42,20 @@ class EmbeddedWorker:
         self.idle_sleep = idle_sleep
         self._stop = threading.Event()
         self._thread = None
+        self.sequencer = sequencer_for(service)
 
     def start(self) -> "EmbeddedWorker":
         tasks.bind(self.service, self.request_scope)
         self._thread = threading.Thread(target=self._run, name="embedded-worker", daemon=True)
         self._thread.start()
+        if self.sequencer is not None:
+            self.sequencer.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
+        if self.sequencer is not None:
+            self.sequencer.stop()
         if self._thread:
             self._thread.join(5)
 

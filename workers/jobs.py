@@ -94,11 +94,41 @@ def turn_timeout(service, game_id: str, seat: int, version: int) -> str:
 
     The seat's clock started at `version`. When others acted since (simultaneous choices)
     but this seat did not and still has to, its clock runs on: it is played now, on the
-    current version (the idempotency key stays the one of the turn that timed out)."""
-    at = service.timed_out_turn(game_id, seat, version)
+    current version (the idempotency key stays the one of the turn that timed out).
+
+    Never before the deadline the seat's view shows: a job that runs early (the scheduler
+    keeps whole seconds; another machine's clock) waits out up to EARLY_BY seconds, and past
+    that returns "early" (the reconciler enqueues it again for the time left)."""
+    at, left = service.timeout_due(game_id, seat, version)
+    if at is not None and 0 < left <= EARLY_BY:
+        time.sleep(left)
+        at, left = service.timeout_due(game_id, seat, version)
     if at is None:
         return "stale"
+    if left > 0:
+        return "early"
     return _play(service, game_id, seat, at, "random", "timeout", key_version=version)
+
+
+EARLY_BY = 2.0   # seconds a scheduled job (an expiry, a turn timeout) may run before its time and still do the work itself
+
+
+def expire(service, game_id: str) -> str:
+    """An invitation's expiry: expire the game if it is still open past its expires_at; early
+    (the job ran before its time), it is enqueued again for the time left."""
+    left = service.expire_if_due(game_id)
+    if left is not None and left <= EARLY_BY:   # the scheduler keeps whole seconds: wait out the rest
+        time.sleep(left)
+        left = service.expire_if_due(game_id)
+    if left is not None:
+        service.jobs.expire(game_id, left)
+        return "later"
+    return service.load(game_id).status
+
+
+def match_seeks(service, game_type: str, players: int, rated: bool) -> str:
+    """A matchmaker's pass over one pool (a seek's bots_after came)."""
+    return f"{len(service.seeks.match(game_type, players, rated))} formed"
 
 
 def score(service, game_id: str) -> str:
@@ -109,7 +139,8 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
     """One reconciler pass (workers/reconciler.py): every game touched since the last pass and
     every game waiting on a job gets its projections and jobs re-derived. With
     `abandoned_after`, jobs whose worker stopped beating that long ago are recovered first.
-    Open games older than the lobby expiry leave the lobby (their log is kept), and scored
+    Open games older than the lobby expiry leave the lobby (their log is kept), active games
+    without a clock that waited on a person past `abandon_after` are abandoned, and scored
     games past the archive's age move to the archive. Returns the number of games looked at."""
     from .reconciler import reconcile_pass
 
@@ -117,6 +148,15 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
         recover_abandoned(service, abandoned_after)
     if service.lobby_expiry:
         service.expire_unjoined(service.lobby_expiry)
+    try:
+        service.backfill_moved()   # the games from before the lobby knew when each moved (once)
+    except Exception as err:       # the next pass goes on from where this one stopped
+        log.warning("listing active games by their last move failed: %s", err)
+    if getattr(service, "abandon_after", 0):   # unclocked games nobody moved for that long end
+        try:
+            service.abandon_idle(service.abandon_after)
+        except Exception as err:   # the next pass tries again
+            log.warning("abandoning idle games failed: %s", err)
     done = reconcile_pass(service, batch=max(limit, 1))
     release = getattr(service.jobs, "release_waiting", None)
     if release is not None:   # bot turns held back whose releasing job died with its worker
@@ -126,6 +166,13 @@ def reconcile(service, limit: int = 1000, abandoned_after: float = 0) -> int:
             log.warning("releasing waiting bot turns failed: %s", err)
     if service.archiving is not None:     # scored games past SPECULATION_ARCHIVE_AFTER leave Redis
         service.archive_due(limit=min(limit, 100))
+    seeks = getattr(service, "seeks", None)
+    if seeks is not None:   # every pool: seeks gone stale leave, tables a crash left half-formed finish
+        for pool in seeks.pools():
+            try:
+                seeks.match(*pool)
+            except Exception as err:
+                log.warning("a matchmaker pass over %s failed: %s", pool, err)
     return done.touched + done.waiting
 
 

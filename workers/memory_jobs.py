@@ -39,6 +39,12 @@ class MemoryJobs:
         else:
             self.pending.append(("score", game_id))
 
+    def match_seeks(self, game_type: str, players: int, rated: bool, seconds: float) -> None:
+        self.pending.append(("match_seeks", game_type, players, rated))
+
+    def expire(self, game_id: str, seconds: float) -> None:
+        self.pending.append(("expire", game_id))
+
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None:
         self.pending.append(("turn_timeout", game_id, seat, version))
 

@@ -29,6 +29,7 @@ request being served), is stored in each job's meta: the job's log lines carry i
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import timedelta
 from typing import Callable, Optional
@@ -337,8 +338,22 @@ class RQJobs:
         self._enqueue(f"score_{game_id}", f"{TASKS}.score", game_id, background=background)
 
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None:
+        # RQ's scheduler keeps whole seconds, cut down: the job is due at the first whole second
+        # at or after the deadline, never before it (the job waits out any rest: jobs.turn_timeout)
+        now = time.time()
+        delay = math.ceil(now + seconds) - now + 0.001 if seconds > 0 else 0
         self._enqueue(f"timeout_{game_id}_{seat}_{version}", f"{TASKS}.turn_timeout", game_id, seat, version,
-                      delay=seconds)
+                      delay=delay)
+
+    def expire(self, game_id: str, seconds: float) -> None:
+        # one job per due second: a job that ran early and asks again is not its own duplicate
+        due = int(time.time() + seconds)
+        self._enqueue(f"expire_{game_id}_{due}", f"{TASKS}.expire", game_id, delay=seconds)
+
+    def match_seeks(self, game_type: str, players: int, rated: bool, seconds: float) -> None:
+        due = int(time.time() + seconds)
+        self._enqueue(f"seeks_{game_type}_{players}_{int(rated)}_{due}", f"{TASKS}.match_seeks", game_type, players,
+                      rated, delay=seconds)
 
     def recover_abandoned(self, abandoned_after: float) -> list[str]:
         """Fail the jobs whose worker died under them, so the reconciler's next pass enqueues

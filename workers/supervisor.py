@@ -8,11 +8,13 @@ loop: when it returns without being asked to stop, the supervisor waits for Redi
 PING (every `PROBE_EVERY` seconds, so it is back within about a second of Redis returning) and
 starts a fresh worker. A SIGTERM or SIGINT (RQ's warm shutdown) ends the loop.
 
-Two threads beside it, each surviving any one failure:
+Threads beside it, each surviving any one failure:
 - the abandoned-job sweep, every `recover_every` seconds: a started job whose heartbeat is
   older than `abandoned_after` lost its worker (kill -9, a crash); it is failed and its work
   enqueued again at once (every job is idempotent by game, seat and version);
-- the reconciler, every `reconcile_every` seconds (workers/reconciler.py).
+- the reconciler, every `reconcile_every` seconds (workers/reconciler.py);
+- the transparency log's sequencer, every `sequence_every` seconds (workers/sequencer.py;
+  its lease makes one process of all sequence at a time).
 
 The RQ worker it runs is `SupervisedWorker`, RQ's forking worker with two changes:
 - its command listener (the thread that takes RQ's stop-job, kill-horse and shutdown commands
@@ -146,11 +148,13 @@ class Supervisor:
     def __init__(self, make_worker: Callable[[], object], ping: Callable[[], object], *,
                  reconcile: Optional[Callable[[], object]] = None, reconcile_every: float = 10.0,
                  recover: Optional[Callable[[], object]] = None, recover_every: float = 1.0,
+                 sequence: Optional[Callable[[], object]] = None, sequence_every: float = 0.5,
                  sleep: Callable[[float], None] = time.sleep):
         self._make_worker = make_worker
         self._ping = ping
         self._loops = [(name, fn, every) for name, fn, every in
-                       (("reconciler", reconcile, reconcile_every), ("abandoned-job sweep", recover, recover_every))
+                       (("reconciler", reconcile, reconcile_every), ("abandoned-job sweep", recover, recover_every),
+                        ("sequencer", sequence, sequence_every))
                        if fn is not None]
         self._sleep = sleep
         self._stopping = threading.Event()

@@ -77,6 +77,16 @@ def bot_turn(game_id: str, seat: int, version: int) -> str:
     return jobs.bot_turn(_bound(), game_id, seat, version)
 
 
+@_observed("match_seeks")
+def match_seeks(game_type: str, players: int, rated: bool) -> str:
+    return jobs.match_seeks(_bound(), game_type, players, rated)
+
+
+@_observed("expire")
+def expire(game_id: str) -> str:
+    return jobs.expire(_bound(), game_id)
+
+
 @_observed("turn_timeout")
 def turn_timeout(game_id: str, seat: int, version: int) -> str:
     return jobs.turn_timeout(_bound(), game_id, seat, version)

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Play a whole game through the API with nothing but curl (python3 only reads the JSON).
 # You hold seat 0 and always play the first legal action (a template's range takes its
-# minimum); bots hold the other seats. Usage: docs/examples/curl_game.sh [TYPE] [PLAYERS] [BOT_LEVEL]
+# minimum); bots hold the other seats.
+# Usage: docs/examples/curl_game.sh [TYPE] [PLAYERS] [BOT_LEVEL] [OPTIONS_JSON]
+# (OPTIONS_JSON such as '{"deals":2}' for a short speculation session; default: the game's own)
 set -euo pipefail
 API=${API:-http://127.0.0.1:5000}
 TYPE=${1:-speculation}
 PLAYERS=${2:-3}
 LEVEL=${3:-heuristic}
+OPTIONS=${4:-\{\}}
 get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 SEATS="[{}$(printf ',{"bot":"%s"}' $(yes "$LEVEL" | head -n $((PLAYERS - 1))))]"
@@ -15,7 +18,7 @@ SEATS="[{}$(printf ',{"bot":"%s"}' $(yes "$LEVEL" | head -n $((PLAYERS - 1))))]"
 # token, never a second game or a seat nobody holds. One fresh key per run and request.
 RUN=$(python3 -c 'import uuid; print(uuid.uuid4())')
 GAME=$(curl -sf --retry 3 -X POST "$API/v1/games" -H 'Content-Type: application/json' \
-  -H "Idempotency-Key: $RUN-create" -d "{\"type\":\"$TYPE\",\"seats\":$SEATS}" | get 'd["game_id"]')
+  -H "Idempotency-Key: $RUN-create" -d "{\"type\":\"$TYPE\",\"options\":$OPTIONS,\"seats\":$SEATS}" | get 'd["game_id"]')
 echo "game $GAME ($TYPE, $PLAYERS seats, you hold seat 0)"
 TOKEN=$(curl -sf --retry 3 -X POST "$API/v1/games/$GAME/seats/0" -H 'Content-Type: application/json' \
   -H "Idempotency-Key: $RUN-seat-0" -d '{"name":"curl"}' | get 'd["token"]')

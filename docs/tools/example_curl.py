@@ -125,6 +125,10 @@ def readme_example() -> str:
         text = _json(obj)
         for secret, shown in hidden.items():
             text = text.replace(secret, shown)
+        # a signed receipt's time, key and signature differ from run to run
+        text = re.sub(r'"(time|include_by)": \d+', r'"\1": <ms>', text)
+        text = re.sub(r'"key_id": "[0-9a-f]{16}"', '"key_id": "<key id>"', text)
+        text = re.sub(r'"signature": "[A-Za-z0-9_-]+"', '"signature": "<Ed25519 signature>"', text)
         return re.sub(r'"[0-9a-f]{64}"', '"<hash>"', text)
 
     lines = [
@@ -148,6 +152,9 @@ def readme_example() -> str:
         "same key again. The retry gets the original answer (`Idempotent-Replayed: true`): the same",
         "game, the same token, never a second game or a seat nobody holds. The same key with",
         "another body is 409 `idempotency_conflict`.", "",
+        "Each answer to a command that appended to the game carries a `receipt` signed with the",
+        "service's Ed25519 key (`GET /v1/keys` lists its keys): keep them. A log that lacks what a",
+        "receipt says the service accepted convicts the operator (docs/audit.md).", "",
         "Read your view: what your seat may see, who is to act, your `decision` and your legal actions",
         "(`state` abridged here).", "",
         "```sh", 'curl -s $API/v1/games/$GAME/view -H "Authorization: Bearer $TOKEN"',

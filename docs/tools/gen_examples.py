@@ -74,6 +74,7 @@ def build() -> dict:
     out["verifyGame"] = {"response": http.get(f"/v1/games/{game_id}/verify").json}
     last = out["getGame"]["response"]["version"]
     out["listEvents"] = {"response": http.get(f"/v1/games/{game_id}/events?after={last - 4}").json}
+    out["listSigningKeys"] = {"response": http.get("/v1/keys").json}
     return out
 
 

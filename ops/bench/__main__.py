@@ -24,8 +24,8 @@ from ops.drills.redis_server import redis_server_path
 from .common import Env, Row, Scale
 
 BENCHES = {"1": "append", "2": "http", "3": "length", "4": "rebuild", "5": "memory", "6": "bots",
-           "7": "playouts", "8": "waiting", "9": "archive"}
-NEEDS_REDIS = {"1", "2", "3", "4", "5", "8", "9"}   # a private redis-server, started on a free port
+           "7": "playouts", "8": "waiting", "9": "archive", "10": "account_stream", "11": "ratings_log", "12": "audit"}
+NEEDS_REDIS = {"1", "2", "3", "4", "5", "8", "9", "10", "11", "12"}   # a private redis-server, started on a free port
 RESULTS = Path(__file__).resolve().parent / "results"
 
 

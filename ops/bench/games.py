@@ -31,7 +31,6 @@ class NullIndex:
     def touch(self, *args, **kwargs): pass
     def touch_with_append(self, *args, **kwargs): return None
     def record_token(self, *args, **kwargs): pass
-    def record_result(self, *args, **kwargs): return True
 
 
 def service_on(store, **kwargs):

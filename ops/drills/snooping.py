@@ -11,8 +11,8 @@ replaced too (the platform shows others only who acted). Which values are secret
 whom, is declared per game below, from the rules (never from the game's own redact or
 view, which are what is being tested). V then fetches, from G and from G' with its own
 token: its view, the summary, the events (JSON, SSE, NDJSON, with a stream ticket), replays,
-the ledger, the export, and the answers to illegal actions. Any difference is a leak; the
-report names the endpoint and the JSON path of the first difference.
+the ledger, the export, the table chat, and the answers to illegal actions. Any difference
+is a leak; the report names the endpoint and the JSON path of the first difference.
 
     python -m ops.drills.snooping --size 3        # games per hidden-information type
 """
@@ -195,7 +195,10 @@ def twin(service, game_id: str, bodies: list[dict], seats: int) -> tuple[str, li
 
 # --- payloads ---------------------------------------------------------------------------------
 
-VOLATILE = {"game_id", "hash", "prev_hash", "head", "at", "created_at", "ticket"}
+# (clock readings too: when a game moved, the server's clock when it answered, an idle game's
+# last move; a deadline is an "at")
+VOLATILE = {"game_id", "hash", "prev_hash", "head", "at", "created_at", "ticket", "moved_at", "server_time",
+            "idle_since"}
 
 
 def _normal(obj, game_id):
@@ -240,6 +243,7 @@ def payloads(http, game_id: str, token: Optional[str], at_versions: list[int], p
         get(f"replay@{at}", "/replay", query_string={"at": at})
     get("ledger", "/ledger")
     get("export", "/export")
+    get("chat", "/chat")
     ticket = http.post(base + "/stream-tickets", headers=auth).get_json()
     out["events-by-ticket"] = (200, http.get(base + "/events", query_string={"ticket": ticket["ticket"]}).get_json())
     for n, action in enumerate(probes):

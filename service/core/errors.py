@@ -56,3 +56,14 @@ class Forbidden(CoreError):
     """A known credential that does not give access to this game."""
 
     code = "forbidden"
+
+
+class Throttled(CoreError):
+    """Refused for now, to be retried after `retry_after` seconds (a sign-in lock, a busy
+    password pool)."""
+
+    code = "throttled"
+
+    def __init__(self, message: str, retry_after: int, details: Optional[dict] = None, code: Optional[str] = None):
+        super().__init__(message, {**(details or {}), "retry_after": retry_after}, code)
+        self.retry_after = retry_after

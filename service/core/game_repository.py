@@ -18,7 +18,7 @@ from events.envelope import decode_body
 from events.index import GameIndex
 from events.randomness import event_nonce
 from events.store import EventStore, Receipt
-from projections.session import ACTIVE, ENDED, Session, fold
+from projections.session import ACTIVE, ENDED, OPEN, Session, fold
 
 from .jobs import Jobs
 from .loading import GameSessions
@@ -44,6 +44,8 @@ def waits_on(session: Session) -> str:
     human seat's clock), joined by commas; "" when it waits on people only, or on nothing."""
     if session.status == ENDED:
         return "score"
+    if session.status == OPEN and session.platform.get("expires_at"):
+        return "expire"   # an invitation (challenge, rematch) past its expiry never starts
     if session.status != ACTIVE:
         return ""
     timeout = session.platform.get("turn_timeout")
@@ -56,6 +58,12 @@ def waits_on(session: Session) -> str:
     return ",".join(waits)
 
 
+def record_in_lobby(index: GameIndex, session: Session) -> None:
+    """The game in the lobby's lists under its status (an active one by its last move too)."""
+    index.record(session.game_id, session.game_type, session.status, session.created_at,
+                 moved_at=session.moved_at, clocked=bool(session.turn_timeout))
+
+
 class GameRepository:
     def __init__(self, store: EventStore, index: GameIndex, jobs: Jobs, sessions: GameSessions,
                  metrics: CommandMetrics = NoMetrics(), bot_jobs_per_game: int = 1):
@@ -66,6 +74,9 @@ class GameRepository:
         self.metrics = metrics
         # At most this many bot turns of an all-bot game queued at once (0: no limit).
         self.bot_jobs_per_game = bot_jobs_per_game
+        # Told of the game after each of its batches and each repair (idempotent): the
+        # accounts' notices and games (service/accounts/notices.py).
+        self.observers: list = []
 
     # --- the unit of work's repository --------------------------------------------------
     def peek(self, game_id: str, idem_key: str):
@@ -99,7 +110,9 @@ class GameRepository:
             folded["stored"], folded["after"] = stored, after
             return {**meta, "status": after.status, "waits": waits_on(after)}
 
-        before = self.index.touch_with_append(session.game_id, self.store)
+        # an active game is listed as moving now (the lobby's live list) in the touch's round trip
+        moved = (session.game_type, bool(session.turn_timeout)) if session.status == ACTIVE else None
+        before = self.index.touch_with_append(session.game_id, self.store, moved=moved)
         started = time.perf_counter()
         receipt = self.store.append(session.game_id, decision.events, base_version=session.version,
                                     base_head=session.head, expected_version=decision.expected_version,
@@ -114,17 +127,23 @@ class GameRepository:
             self.sessions.remember_seed(after.game_id, seed, meta.get("creator") or "")
         self.sessions.remember(after)
         if after.status != session.status or session.version == 0:
-            self.index.record(after.game_id, after.game_type, after.status, after.created_at)
+            record_in_lobby(self.index, after)
         return receipt, after, stored
 
     def follow_up(self, session: Session) -> None:
-        """Enqueue what the game now waits on. The append is already acknowledged: a queue
-        failure must not fail the command (the reconciler re-enqueues what is missing)."""
+        """Enqueue what the game now waits on, and tell the observers (the accounts' notices).
+        The append is already acknowledged: a failure here must not fail the command (the
+        reconciler repairs both: they are idempotent)."""
         try:
             self.enqueue_follow_ups(session)
         except Exception:
             log.exception("enqueueing follow-up jobs for %s failed; the reconciler will retry",
                           session.game_id)
+        for observe in self.observers:
+            try:
+                observe(session)
+            except Exception:
+                log.exception("an observer of %s failed; the reconciler will repair it", session.game_id)
 
     # --- what a game waits on -------------------------------------------------------------
     def enqueue_follow_ups(self, session: Session) -> None:
@@ -135,6 +154,9 @@ class GameRepository:
         background = all(s.kind == "bot" for s in session.seats)
         if session.status == ENDED:
             self.jobs.score(session.game_id, background=background)
+            return
+        if session.status == OPEN and session.platform.get("expires_at"):
+            self.jobs.expire(session.game_id, max(0.0, (session.platform["expires_at"] - time.time() * 1000) / 1000))
             return
         if session.status != ACTIVE:
             return
@@ -149,12 +171,16 @@ class GameRepository:
                 self.jobs.bot_turn(session.game_id, seat, session.version, background=background, creator=creator)
                 queued += 1
             elif timeout:
-                self.jobs.turn_timeout(session.game_id, seat, session.version, timeout)
+                # the seat's clock runs from when its decision opened (the view's deadline),
+                # whenever this is enqueued: a repair enqueues it for the time left
+                deadline = session.deadline(seat)
+                left = timeout if deadline is None else max(0.0, (deadline - time.time() * 1000) / 1000)
+                self.jobs.turn_timeout(session.game_id, seat, session.decision(seat) or session.version, left)
 
     def heal(self, game_id: str) -> Session:
         """What a retry repairs of the writes after its append, in case they were lost: the
         lobby entry and the follow-up jobs (both idempotent)."""
         current = self.load(game_id)
-        self.index.record(game_id, current.game_type, current.status, current.created_at)
+        record_in_lobby(self.index, current)
         self.follow_up(current)
         return current

@@ -15,8 +15,11 @@ from typing import Callable, Optional
 from events.index import GameIndex
 from events.store import EventStore
 
+from ..audit.keys import ServiceKeys
+from ..audit.receipts import DEFAULT_INCLUDE_WITHIN_MS, Receipts
 from .archiving import Archiving
 from .bots import SearchLimits
+from .chat import TableChat
 from .commands import Commands
 from .jobs import Jobs
 from .game_repository import CommandMetrics, GameRepository, NoMetrics
@@ -32,7 +35,8 @@ class GameService(Commands, Queries, TokenAuth, Streams, Archiving):
                  snapshot_every: int = 200, cache_size: int = 2048, wait: Optional[Wait] = None,
                  stream_keepalive: float = 15.0, stream_max_seconds: float = 300.0, ticket_ttl: int = 60,
                  secrets: Optional[Callable[[], dict]] = None, search_limits: SearchLimits = SearchLimits(),
-                 metrics: CommandMetrics = NoMetrics()):
+                 metrics: CommandMetrics = NoMetrics(), keys: Optional[ServiceKeys] = None,
+                 include_within_ms: int = DEFAULT_INCLUDE_WITHIN_MS):
         self.store = store
         self.index = index
         self.jobs = jobs
@@ -53,6 +57,15 @@ class GameService(Commands, Queries, TokenAuth, Streams, Archiving):
         self.sessions = GameSessions(store, snapshot_every, cache_size)
         self.games = GameRepository(store, index, jobs, self.sessions, metrics)
         self.unit_of_work = UnitOfWork(self.games)
+        # Told of each scored game (idempotent; once more on every repair): the ratings.
+        self.result_observers: list = []
+        # The service's signing keys (a bare core built by hand: a key of its own, in memory)
+        # and the receipts signed with them.
+        self.keys = keys if keys is not None else ServiceKeys.ephemeral()
+        self.receipts = Receipts(self.keys, include_within_ms)
+        # The table chat, beside each game's log and outside its hash chain (its limits: the
+        # bootstrap sets its policy from the settings).
+        self.chat = TableChat(self)
         self._init_tokens()
 
     def load(self, game_id: str, at: Optional[tuple[int, str]] = None):

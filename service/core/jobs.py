@@ -13,6 +13,10 @@ class Jobs(Protocol):
                  creator: str = "") -> None: ...
     def score(self, game_id: str, background: bool = False) -> None: ...
     def turn_timeout(self, game_id: str, seat: int, version: int, seconds: float) -> None: ...
+    # an invitation's expiry (a challenge, a rematch): after `seconds`, expire it if still open
+    def expire(self, game_id: str, seconds: float) -> None: ...
+    # a pass of the matchmaker over one pool after `seconds` (a seek's bots_after)
+    def match_seeks(self, game_type: str, players: int, rated: bool, seconds: float) -> None: ...
 
 
 class NoJobs:
@@ -21,3 +25,5 @@ class NoJobs:
     def bot_turn(self, game_id, seat, version, background=False, creator=""): pass
     def score(self, game_id, background=False): pass
     def turn_timeout(self, game_id, seat, version, seconds): pass
+    def expire(self, game_id, seconds): pass
+    def match_seeks(self, game_type, players, rated, seconds): pass

@@ -7,6 +7,7 @@ import copy
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from typing import Optional
 
@@ -21,6 +22,7 @@ from projections.session import Session, fold
 from projections.verify import Report, verify_log
 
 from .errors import Invalid, NotFound
+from .tokens import seat_left
 
 
 def log_digest(raw: list[tuple[str, str]]) -> str:
@@ -74,6 +76,13 @@ class AuditCache:
                 self._answers.popitem(last=False)
 
 
+def now_ms() -> int:
+    """The server's clock (ms since the epoch), the one the events' `at` and the clock's
+    deadlines are on: every live view carries it as `server_time`, so that a client counts
+    down by the server's clock, not by its own."""
+    return int(time.time() * 1000)
+
+
 _CACHE_LOCK = threading.Lock()
 READ_PAGE = 128   # events a read of a whole log takes at a time (each page a round trip, a point to yield)
 
@@ -98,7 +107,11 @@ class Queries:
         """The seat's live view, with `decision`: the version at which the seat's current
         decision opened (None when it is not to act), which an action may echo."""
         session = self.load(game_id)
+        if seat is not None and session.seats[seat].left:   # a credential a stale cache let through
+            raise seat_left(session, seat)
         view = disclosure.view_for(session, seat)
+        self.shown_seats(view["seats"])
+        view["server_time"] = now_ms()
         return view if seat is None else {**view, "decision": session.decision(seat)}
 
     @staticmethod
@@ -106,15 +119,39 @@ class Queries:
         """The view of a session already loaded (a bot's, deciding on what it just loaded)."""
         return disclosure.view_for(session, seat)
 
-    @staticmethod
-    def summary(session: Session) -> dict:
+    def summary(self, session: Session) -> dict:
         """A game's public summary (the lobby's entry, the answer to creating a game)."""
-        return disclosure.summary(session)
+        out = disclosure.summary(session)
+        self.shown_seats(out["seats"])
+        return out
 
     def game(self, game_id: str) -> dict:
         """A game's public summary and the spectator view."""
         session = self.load(game_id)
-        return {**disclosure.summary(session), "view": disclosure.view_for(session, None)}
+        view = disclosure.view_for(session, None)
+        self.shown_seats(view["seats"])
+        view["server_time"] = now_ms()
+        return {**self.summary(session), "view": view}
+
+    def shown_seats(self, seats: list[dict]) -> list[dict]:
+        """Seats as shown: an account's seat with its username (resolved now: the events hold
+        only the account's id) and `closed` once the account is; a guest's with `guest: true`,
+        so a guest's name never passes for an account's."""
+        for seat in seats:
+            if seat.get("account"):
+                seat["name"], closed = self.account_name(seat["account"])
+                if closed:
+                    seat["closed"] = True
+            elif seat.get("kind") == "player" or (seat.get("left") and seat.get("name")):
+                seat["guest"] = True
+            if seat.get("reserved"):
+                seat["invited"] = self.account_name(seat["reserved"])[0]
+        return seats
+
+    def account_name(self, account_id: str) -> tuple[str, bool]:
+        """(username, closed) of an account (the accounts' part sets the resolver)."""
+        resolve = getattr(self, "account_names", None)
+        return resolve(account_id) if resolve is not None else (f"account {account_id}", False)
 
     def events(self, game_id: str, viewer: Optional[int], after: int = 0,
                until: Optional[int] = None) -> tuple[list[dict], Session]:
@@ -203,10 +240,12 @@ class Queries:
 
     def export(self, game_id: str, viewer: Optional[int]) -> list[dict]:
         """The log as NDJSON records: complete (exact stored bytes) once the game has ended,
-        otherwise the events as the viewer may see them."""
+        otherwise the events as the viewer may see them. The header carries the table chat
+        as the viewer may read it (`chat`: kept with the game, outside its hash chain)."""
         current = self.load(game_id)
         header = {"game_id": game_id, "type": current.game_type, "version": current.version,
-                  "commitment": current.commitment, "complete": current.finished}
+                  "commitment": current.commitment, "complete": current.finished,
+                  "chat": self.chat.export(game_id, viewer, current)}
         if current.finished:
             header["seed"] = self.sessions.seed(game_id)
             raw = self.store.read_raw(game_id, 0, current.version)
@@ -215,24 +254,24 @@ class Queries:
         return [header] + shown
 
     # --- across games -----------------------------------------------------------------
-    def lobby(self, game_type: Optional[str], status: Optional[str], page: int, per_page: int) -> dict:
-        """The lobby: newest first, filtered by type and status."""
-        ids, total = self.index.list(game_type, status, (page - 1) * per_page, per_page)
+    live_within: float = 0    # seconds since its last move an active game counts as live (0: any)
+
+    def lobby(self, game_type: Optional[str], status: Optional[str], page: int, per_page: int,
+              live: bool = False) -> dict:
+        """The lobby: newest first, filtered by type and status. `live`: the active games that
+        moved within `live_within` seconds, latest move first."""
+        if live:
+            since = int(now_ms() - self.live_within * 1000) if self.live_within else 0
+            ids, total = self.index.live(game_type, since, (page - 1) * per_page, per_page)
+        else:
+            ids, total = self.index.list(game_type, status, (page - 1) * per_page, per_page)
         summaries = []
         for game_id in ids:
             try:
-                summaries.append(disclosure.summary(self.load(game_id)))
+                summaries.append(self.summary(self.load(game_id)))
             except NotFound:
                 continue
         return {"games": summaries, "total": total, "page": page, "per_page": per_page}
-
-    def leaderboard(self, game_type: str) -> dict:
-        """The leaderboard of a game type, best win rate first (ties are shared wins)."""
-        try:
-            get_game(game_type)
-        except UnknownGame:
-            raise NotFound(f"game_type: unknown game type {game_type!r}", {"field": "game_type"})
-        return {"type": game_type, "rows": self.index.leaderboard(game_type)}
 
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
         """Games in `status` (oldest first): what the reconciler repairs."""

@@ -29,7 +29,7 @@ from typing import Callable, Iterator, Optional, Protocol
 
 from events.store import EventStore
 from projections import disclosure
-from projections.session import SCORED, Session, fold
+from projections.session import ABANDONED, SCORED, Session, fold
 
 from .errors import Invalid
 
@@ -116,11 +116,17 @@ def _new_batch(store: EventStore, game_id: str, base: Optional[Session], last: i
     fresh = store.read(game_id, last, until)
     if not fresh:
         return None
+    if viewer is not None:   # a seat's stream ends with its person's leave: the bot's moves are not theirs
+        gone = next((i for i, e in enumerate(fresh) if e.type == "seat.left" and e.data.get("seat") == viewer), None)
+        fresh = fresh if gone is None else fresh[:gone + 1]
     after_batch = fold(fresh, game_id, base)
     shown, _ = disclosure.events_for(fresh, base, viewer, after_batch.finished, game_id)
     to_act, status = after_batch.to_act(), after_batch.status
+    clock = {}
+    if after_batch.turn_timeout:   # a timed game: the deadlines after the batch, on the server's clock
+        clock = {"deadlines": after_batch.deadlines(), "server_time": int(time.time() * 1000)}
     return "".join(framing.message({"version": event["version"], "to_act": to_act, "status": status,
-                                    "event": event}) for event in shown), after_batch
+                                    "event": event, **clock}) for event in shown), after_batch
 
 
 class StreamCursor:
@@ -145,8 +151,10 @@ class StreamCursor:
 
     @property
     def finished(self) -> bool:
-        """The game is scored: nothing more will come."""
-        return self.session is not None and self.session.status == SCORED
+        """The game is scored or abandoned, or the seat's person left it: nothing more will come."""
+        return self.session is not None and (self.session.status in (SCORED, ABANDONED) or (
+            self.viewer is not None and 0 <= self.viewer < len(self.session.seats)
+            and bool(self.session.seats[self.viewer].left)))
 
     def batch_key(self, until: int) -> tuple:
         base = self.session
@@ -175,20 +183,29 @@ class StreamCursor:
         return self.framing.keepalive()
 
 
-def event_stream(cursor: StreamCursor, follow: float, keepalive: float, wait: Wait) -> Iterator[str]:
+STOP_CHECK = 0.25   # seconds between two looks at a stream's stop signal (a revoked credential)
+
+
+def event_stream(cursor: StreamCursor, follow: float, keepalive: float, wait: Wait,
+                 stopped: Optional[threading.Event] = None) -> Iterator[str]:
     """The messages of a stream from `cursor` on, for `follow` seconds or until the game is
-    scored, with a keep-alive whenever `keepalive` seconds pass with nothing new."""
+    scored (or `stopped` is set: its credential was revoked), with a keep-alive whenever
+    `keepalive` seconds pass with nothing new."""
     deadline = time.monotonic() + follow
     woken = True
+    quiet_since = time.monotonic()
     while True:
         if woken:
             text = cursor.advance()
             if text:
+                quiet_since = time.monotonic()
                 yield text
-        if cursor.finished or time.monotonic() >= deadline:
+        if cursor.finished or time.monotonic() >= deadline or (stopped is not None and stopped.is_set()):
             return
-        woken = wait(cursor.game_id, cursor.last, min(keepalive, max(0.0, deadline - time.monotonic())))
-        if not woken:
+        slice_ = min(keepalive, STOP_CHECK) if stopped is not None else keepalive
+        woken = wait(cursor.game_id, cursor.last, min(slice_, max(0.0, deadline - time.monotonic())))
+        if not woken and time.monotonic() - quiet_since >= keepalive * 0.999:
+            quiet_since = time.monotonic()
             yield cursor.keepalive()
 
 

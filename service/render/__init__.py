@@ -49,9 +49,27 @@ def describe_event(game_type: str, event: dict, seats: Optional[list] = None, vi
         return (f"A game of {game_type} is created for {n} players ({bots} bots); "
                 f"the seed's commitment is published ({str(d.get('commitment', ''))[:12]}…).")
     if t == "seat.claimed":
-        return f"{d.get('name')} takes seat {d.get('seat')}."
+        name = d.get("name")
+        if name is None and isinstance(d.get("seat"), int) and 0 <= d["seat"] < len(seats or []):
+            name = seats[d["seat"]].get("name")   # an account's seat: its name is the seat's, not the event's
+        return f"{name} takes seat {d.get('seat')}."
+    if t == "seat.left":
+        seat = d.get("seat")
+        info = seats[seat] if isinstance(seat, int) and 0 <= seat < len(seats or []) else {}
+        return f"{info.get('name') or f'Seat {seat}'} leaves the game: a {d.get('level')} bot plays seat {seat} from now on."
     if t == "game.started":
         return "Every seat is filled: the game starts."
+    if t == "game.expired":
+        why = {"declined": "the invitation was declined", "cancelled": "the invitation was cancelled",
+               "expired": "not every invited player came in time"}.get(d.get("reason"), "it expired")
+        return f"The game never starts: {why}."
+    if t == "game.abandoned":
+        idle = max(0, (event.get("at") or 0) - (d.get("idle_since") or 0)) // 1000
+        span = (f"{idle // 86400} d" if idle >= 86400 else f"{idle // 3600} h" if idle >= 3600
+                else f"{idle // 60} min" if idle >= 60 else f"{idle} s")
+        whom = " and ".join(who(s) for s in d.get("to_act") or []) or "a person"
+        return (f"Nobody moved for {span} while {whom} was to act: the game is abandoned. "
+                "It ends here, unscored and unrated.")
     if t == "game.scored":
         return "The game is scored: " + result_words(d.get("result") or {}, seats, viewer) + \
             " The seed is revealed, so anyone can check every draw."

@@ -14,6 +14,8 @@ def seat_label(seats: list, seat: Optional[int], viewer: Optional[int] = None) -
     info = seats[seat] or {}
     if info.get("kind") == "player" and info.get("name"):
         label = f"{info['name']}"
+    elif info.get("kind") == "bot" and info.get("left") and info.get("name"):
+        label = f"Bot {seat} ({info['name']} left)"
     elif info.get("kind") == "bot":
         label = f"Bot {seat}"
     else:
@@ -26,6 +28,8 @@ def seat_title(seats: list, seat: int, viewer: Optional[int] = None) -> str:
     info = (seats or [])[seat] if seats and 0 <= seat < len(seats) else {}
     kind = info.get("kind")
     who = info.get("name") if kind == "player" else (f"bot, {info.get('level')}" if kind == "bot" else "open")
+    if kind == "bot" and info.get("left") and info.get("name"):
+        who += f", for {info['name']} who left"
     return f"Seat {seat} · {who}" + (" (you)" if viewer is not None and seat == viewer else "")
 
 

@@ -13,10 +13,11 @@ from ..expensive import audit_slot
 from ..limits import MAX_INT_DIGITS, ascii_int
 from ..streaming import NDJSON, SSE, open_wait, stream_body, stream_kind
 from ..schemas import (ErrorSchema, EventsQuerySchema, EventsSchema, LedgerSchema, ReplayQuerySchema,
-                       ReplaySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
-from .context import bearer, games, viewer, viewer_or_ticket
-from .play import SECURED
+                       ReplaySchema, SeatQuerySchema, TicketSchema, VerifyQuerySchema, VerifySchema)
+from .context import bearer, games, stream_principal, viewer, viewer_or_ticket
+from .play import READ_SECURED as SECURED
 
+SEAT_QUERY = SeatQuerySchema()
 blp = Blueprint("history", __name__, description="Events, replays, the ledger, verification and export")
 
 OCTET = "application/octet-stream"
@@ -42,7 +43,7 @@ class Events(MethodView):
         and `to_act`. A stream lasts `follow` seconds, at most the server's limit (300 by
         default); open streams and long-polls are capped per token and per address (429
         `too_many_streams` with Retry-After)."""
-        seat = viewer_or_ticket(game_id, query.get("ticket"))
+        seat = viewer_or_ticket(game_id, query.get("ticket"), query.get("seat"))
         after = query["after"]
         kind = stream_kind(request.accept_mimetypes)
         if kind is not None:
@@ -54,7 +55,8 @@ class Events(MethodView):
                                   {"field": "Last-Event-ID"})   # 422, as every malformed header
             release = open_wait(query.get("ticket") or bearer())   # 429 too_many_streams past the caps
             try:
-                messages = stream_body(request.environ, game_id, seat, after, kind, query.get("follow"))
+                messages = stream_body(request.environ, game_id, seat, after, kind, query.get("follow"),
+                                       stream_principal())
             except BaseException:
                 release()
                 raise
@@ -69,12 +71,13 @@ class Events(MethodView):
 @blp.route("/games/<game_id>/stream-tickets")
 class StreamTickets(MethodView):
     @blp.doc(security=SECURED)
+    @blp.arguments(SEAT_QUERY, location="query")
     @blp.response(201, TicketSchema)
     @blp.alt_response(401, schema=ErrorSchema, description="no or unknown token")
-    def post(self, game_id):
+    def post(self, query, game_id):
         """A short-lived ticket for `GET /events?ticket=` (a browser's EventSource cannot send
         headers). Without a token, a spectator's ticket."""
-        return games().issue_stream_ticket(game_id, viewer(game_id))
+        return games().issue_stream_ticket(game_id, viewer(game_id, query.get("seat")))
 
 
 @blp.route("/games/<game_id>/replay")
@@ -87,18 +90,19 @@ class Replay(MethodView):
         """The view as of version `at`: the caller's seat (token) or the spectator's; after the
         game ended, every seat's view in full. At most `AUDITS_PER_ADDRESS` verify, export and
         replay requests run at once per address (429 `too_many_audits` with Retry-After)."""
-        seat = viewer(game_id)
+        seat = viewer(game_id, query.get("seat"))
         with audit_slot():
             return games().replay(game_id, query["at"], seat)
 
 
 @blp.route("/games/<game_id>/ledger")
 class Ledger(MethodView):
+    @blp.arguments(SEAT_QUERY, location="query")
     @blp.response(200, LedgerSchema)
-    def get(self, game_id):
+    def get(self, query, game_id):
         """Every transaction, double entry: from, to, asset, quantity, price, event number,
         running balances. Assets secret to the caller show redacted while the game is live."""
-        return games().ledger(game_id, viewer(game_id))
+        return games().ledger(game_id, viewer(game_id, query.get("seat")))
 
 
 @blp.route("/games/<game_id>/verify")
@@ -122,13 +126,14 @@ class Export(MethodView):
         NDJSON: {"schema": {"type": "string"}},
         OCTET: {"schema": {"type": "string", "format": "binary",
                            "description": "the same bytes, for clients that take the log as a file"}}}}})
+    @blp.arguments(SEAT_QUERY, location="query")
     @blp.response(200)
     @blp.alt_response(429, schema=ErrorSchema, description="too many requests (rate limit), or too many verify, export and replay requests at once from this address")
-    def get(self, game_id):
+    def get(self, query, game_id):
         """The log as NDJSON: a header line, then the events. Complete once the game has ended
         (the exact stored bytes, verifiable offline); redacted for the caller before. Served as
         `application/x-ndjson` unless the client asks for `application/octet-stream` only."""
-        seat = viewer(game_id)
+        seat = viewer(game_id, query.get("seat"))
         with audit_slot():
             records = games().export(game_id, seat)
             body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)

@@ -8,7 +8,9 @@ from flask_smorest import Blueprint
 from ..schemas import (ClaimedSchema, ClaimSchema, CreateGameSchema, ErrorSchema, GameDetailSchema,
                        GameSummarySchema, LobbyQuerySchema, LobbySchema, OptionalIdempotencyHeaderSchema)
 from ..ratelimit import Admission, admit_creation, creator, give_back, record_creation
-from .context import games
+from ..accounts.credentials import is_account_credential
+from ..core.errors import Invalid
+from .context import credential, games, principal
 
 blp = Blueprint("games", __name__, description="Create, find and join games")
 IDEMPOTENCY_HEADERS = OptionalIdempotencyHeaderSchema()
@@ -35,8 +37,10 @@ class Games(MethodView):
     @blp.arguments(LobbyQuerySchema, location="query")
     @blp.response(200, LobbySchema)
     def get(self, query):
-        """The lobby: newest first, filtered by type and status."""
-        return games().lobby(query.get("type"), query.get("status"), query["page"], query["per_page"])
+        """The lobby: newest first, filtered by type and status. With `live=true`, the active
+        games that moved within the service's LIVE_WITHIN, latest move first."""
+        return games().lobby(query.get("type"), query.get("status"), query["page"], query["per_page"],
+                             live=query["live"])
 
     @blp.arguments(IDEMPOTENCY_HEADERS, location="headers")
     @blp.arguments(CreateGameSchema)
@@ -57,7 +61,13 @@ class Games(MethodView):
 
         A `search` bot's seat may carry a `budget` per move (`iterations`, `time_ms`), within
         the service's limits (SEARCH_MAX_ITERATIONS, SEARCH_MAX_TIME_MS; past them, a 422
-        naming the field, e.g. `seats.1.budget.time_ms`); the game's seats show it."""
+        naming the field, e.g. `seats.1.budget.time_ms`); the game's seats show it.
+
+        `leave_level`: the level of the bot that takes over the seat of a person who leaves
+        (POST /v1/games/{game_id}/leave); omitted, heuristic.
+
+        The answer's `receipt` (version 1, with the `seed_commitment`) is signed with the
+        service's key (docs/audit.md): keep it."""
         seats = [_seat(s) for s in body["seats"]]
         # a game that plays to its end with nobody acting: only bots, or seats a timeout plays
         admission = Admission(all(s.get("bot") for s in seats) or bool(body.get("turn_timeout")))
@@ -67,7 +77,8 @@ class Games(MethodView):
                                           idempotency_key=headers.get("idempotency_key"),
                                           admit=lambda: admit_creation(   # 429s, for a new game only
                                               admission, lambda game_id: games().load(game_id).status),
-                                          creator=creator())
+                                          creator=creator(), rated=body.get("rated", False),
+                                          leave_level=body.get("leave_level"))
         except BaseException:
             give_back(admission)   # a create that failed after taking its places gives them back
             raise
@@ -75,7 +86,10 @@ class Games(MethodView):
             give_back(admission)
         else:
             record_creation(created.session.game_id, admission)
-        return games().summary(created.session), 201, _replayed(created.replayed)
+        service = games()
+        answer = {**service.summary(created.session),
+                  "receipt": service.signed_receipt(created.session.game_id, created.receipt)}
+        return answer, 201, _replayed(created.replayed)
 
 
 @blp.route("/games/<game_id>")
@@ -97,9 +111,25 @@ class Seat(MethodView):
                                                            "already used with another body")
     @blp.alt_response(422, schema=ErrorSchema, description="a bad name or a malformed Idempotency-Key")
     def post(self, headers, body, game_id, seat):
-        """Claim an open seat. The token is shown once and stored only as a hash.
+        """Claim an open seat: as a guest with a `name` (the seat's token is shown once and
+        stored only as a hash), or with an account credential (scope `play`) and no name: the
+        seat is the account's, shown with its username, and its credentials play it.
         The game starts when every seat is filled. With an `Idempotency-Key`, a retry with the
-        same key and body returns the original answer, the same token included."""
+        same key and body returns the original answer, the same token included (and the same
+        signed `receipt`, docs/audit.md)."""
+        token, _ = credential()
+        if token is not None and is_account_credential(token):
+            if "name" in body:
+                raise Invalid("name: a seat claimed with an account shows the account's username; send no name",
+                              {"field": "name"})
+            account = principal("play").account_id
+            claimed = games().claim_seat(game_id, seat, None, headers.get("idempotency_key"), account=account)
+            return ({"game_id": game_id, "seat": seat, "account": account, "status": claimed.session.status,
+                     "version": claimed.session.version, "receipt": games().signed_receipt(game_id, claimed.receipt)},
+                    201, _replayed(claimed.replayed))
+        if "name" not in body:
+            raise Invalid("name: a guest's seat needs a name (or claim it with an account token)", {"field": "name"})
         claimed = games().claim_seat(game_id, seat, body["name"], headers.get("idempotency_key"))
         return ({"game_id": game_id, "seat": seat, "token": claimed.token, "status": claimed.session.status,
-                 "version": claimed.session.version}, 201, _replayed(claimed.replayed))
+                 "version": claimed.session.version, "receipt": games().signed_receipt(game_id, claimed.receipt)},
+                201, _replayed(claimed.replayed))

@@ -1,11 +1,13 @@
-"""The pages people look at a game with: a lobby, a table per game, a replay viewer.
+"""The pages people look at a game with: a lobby, a table per game, a replay viewer, the
+account's pages (sign-in, sign-up, My games, Account), the leaderboard and a player's page.
 
 Plain HTML, CSS and ES modules under static/ (no build step, nothing from a CDN). The pages
-talk to the service only through the public JSON API (/v1/...), with the seat's own token
-or as a spectator; the one read endpoint added here, POST /web/api/words, puts a game into
-words with service.render from the server's own record, as the public API shows it to the
-same caller (its seat token or stream ticket, else the spectator): the events it may see,
-its legal actions, the seat labels, the result, and after the end every hand. The body
+talk to the service only through the public JSON API (/v1/...), with the seat's own token,
+as the signed-in account (its HttpOnly session cookie, X-CSRF-Token on every change) or as a
+spectator. The one read endpoint added here, POST /web/api/words, puts a game into words
+with service.render from the server's own record, as the public API shows it to the same
+caller (its seat token, stream ticket or account, else the spectator): the events it may
+see, its legal actions, the seat labels, the result, and after the end every hand. The body
 names the game and versions, never state to draw, so no number a client sends repeats
 anything and every answer is bounded.
 """
@@ -63,6 +65,45 @@ def replay(game_id):
     return _page("replay.html")
 
 
+# The account's pages (docs/accounts.md): they hold no data either; the account is read from
+# the API with the HttpOnly session cookie (same origin), every change sends X-CSRF-Token.
+@blueprint.get("/web/sign-in")
+def sign_in():
+    return _page("sign-in.html")
+
+
+@blueprint.get("/web/sign-up")
+def sign_up():
+    return _page("sign-up.html")
+
+
+@blueprint.get("/web/my-games")
+def my_games():
+    return _page("my-games.html")
+
+
+@blueprint.get("/web/account")
+def account_settings():
+    return _page("account.html")
+
+
+# Ratings (docs/ratings.md): the leaderboard and a player's page, public reads of the API.
+@blueprint.get("/web/leaderboard")
+def leaderboard():
+    return _page("leaderboard.html")
+
+
+@blueprint.get("/web/players/<username>")
+def player(username):
+    return _page("profile.html")
+
+
+@blueprint.get("/web/profile")
+def profile():
+    # /web/profile?name=NAME: the same page (it reads the name from the query)
+    return _page("profile.html")
+
+
 def _words(field: str, describe):
     """The words for one part of the answer; a legacy action template not shaped as the API
     returns it is a 422 naming it, not a failure of the service."""
@@ -83,13 +124,17 @@ def _version(body: dict, field: str, top: int) -> Optional[int]:
 
 
 def _caller(game_id: str, body: dict) -> Optional[int]:
-    """The caller's seat, as the public API decides it: a seat token (Authorization) or a
-    stream ticket (`ticket`), else the spectator."""
+    """The caller's seat, as the public API decides it: a seat token (Authorization), a
+    stream ticket (`ticket`) or an account credential (the session cookie with X-CSRF-Token,
+    naming `seat` when the account holds several of the game's seats), else the spectator."""
     ticket = body.get("ticket")
     if ticket is not None:
         if not isinstance(ticket, str) or not 0 < len(ticket) <= 200:
             raise Invalid("ticket: a stream ticket is a string of 1 to 200 characters", {"field": "ticket"})
-    return viewer_or_ticket(game_id, ticket)
+    seat = body.get("seat")
+    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 1000):
+        raise Invalid("seat: an account's seat is an integer from 0", {"field": "seat"})
+    return viewer_or_ticket(game_id, ticket, seat)
 
 
 def _action_labels(game_type: str, actions) -> list[str]:
@@ -106,8 +151,8 @@ def words():
     """Words for a game as the caller may see it, drawn from the server's own record: the
     body names the game and what to put into words, never the state itself.
 
-    Body: `game_id`; the caller is its seat token (Authorization: Bearer) or a stream
-    `ticket`, else a spectator. Always: `seat_labels`, and `result` once scored. Optional:
+    Body: `game_id`; the caller is its seat token (Authorization: Bearer), a stream
+    `ticket` or an account credential (with `seat` when it holds several), else a spectator. Always: `seat_labels`, and `result` once scored. Optional:
     `actions: true` (the caller's legal actions at `version`, default the current one, in
     words), `after`/`until` (the events in (after, until] the caller may see, in words, at
     most EVENTS_PER_ANSWER a time: `events_until` says where the answer stopped), `at` (after

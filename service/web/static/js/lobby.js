@@ -1,30 +1,26 @@
 // The lobby: create a game (type, options with their defaults, open or bot seats), claim a
-// seat, and the open, live and finished games.
+// seat, and the open, live and finished games. Signed in, a seat is taken as the account (no
+// name, no seat token: the session cookie plays it); else as a guest with a typed name and
+// the seat's token kept on this device. A game may have a clock (seconds a move) and, for a
+// signed-in person, be rated (docs/ratings.md): every seat an account's or a bot's, one seat
+// an account, a clock required.
+//
+// Finding a game (docs/matching.md), signed in: "Play now" a game type (a seek, the page
+// listening on the account's stream until its table is found), the invitations (challenges and
+// rematch offers to and from the account, live), and a seat reserved for an invited account
+// shown as such ("reserved for NAME"; Accept when it is this account's).
 import { api, rememberSeat, seatTokens, gameTypes } from "./api.js";
 import { h, replace, $ } from "./dom.js";
 import { toast, nav } from "./ui.js";
+import { clockText, playerLink } from "./ratings.js";
+import { optionInput, readOptions, clockAndRated as clockFields } from "./game-form.js";
+import { invitationsBox, invitationOf, acceptAndGo, timeLeft } from "./invitations.js";
+import { playNowCard } from "./play-now.js";
+import { listenAccount } from "./account-stream.js";
 
 const main = $("#main");
 let types = [];
-
-function optionInput(name, spec) {
-  const id = `opt-${name}`;
-  const label = name.replace(/_/g, " ");
-  if (spec.type === "boolean") {
-    return h("div", { class: "field check" },
-      h("input", { type: "checkbox", id, name, checked: spec.default === true }),
-      h("label", { for: id }, label));
-  }
-  if (spec.choices) {
-    return h("div", { class: "field" }, h("label", { for: id }, label),
-      h("select", { id, name }, spec.choices.map((c) => h("option", { value: String(c), selected: c === spec.default },
-        String(c) + (c === spec.default ? " (default)" : "")))));
-  }
-  return h("div", { class: "field" }, h("label", { for: id }, label),
-    h("input", { type: "number", id, name, min: spec.min, max: spec.max, inputmode: "numeric",
-      placeholder: spec.default === null ? "default" : String(spec.default),
-      value: spec.default === null ? "" : spec.default }));
-}
+let me = null;           // the signed-in account, or null (a guest)
 
 // A search bot's seat may carry its think time per move (budget.time_ms; empty: the default,
 // at most the service's SEARCH_MAX_TIME_MS, which refuses more with a message naming the seat).
@@ -36,15 +32,31 @@ function seatRow(i, levels) {
   const thinkMs = h("input", { type: "number", id: `${id}-ms`, class: "seat-ms", min: 1, step: "any",
     inputmode: "numeric", placeholder: "think ms per move (default)", "aria-label": `Seat ${i}: search think time per move, ms`,
     hidden: true });
-  select.addEventListener("change", () => { thinkMs.hidden = select.value !== "search"; });
+  // a rated game's bots play at their level's default budget: no think time then
+  select.addEventListener("change", () => { thinkMs.hidden = select.value !== "search" || ratedChosen(); });
   return h("div", { class: "field" }, h("label", { for: id }, `Seat ${i}`), select, thinkMs);
 }
 
 function seatSpec(select) {
   if (select.value === "open") return {};
   const ms = select.parentElement.querySelector(".seat-ms");
-  return select.value === "search" && ms && ms.value !== "" ? { bot: "search", budget: { time_ms: Number(ms.value) } }
-    : { bot: select.value };
+  return select.value === "search" && ms && ms.value !== "" && !ratedChosen()
+    ? { bot: "search", budget: { time_ms: Number(ms.value) } } : { bot: select.value };
+}
+
+const ratedChosen = () => Boolean($("#new-rated") && $("#new-rated").checked);
+
+// The clock (a preset: seconds a move, "no clock" by default) and, signed in, "Rated".
+function clockAndRated() {
+  if (!me) {
+    return [clockFields({ clock: "new-clock", none: "no-clock" }).nodes, h("p", { class: "hint" },
+      h("a", { href: "/web/sign-in?next=%2Fweb%2F" }, "Sign in"), " to play rated games.")];
+  }
+  return clockFields({ clock: "new-clock", none: "no-clock", rated: "new-rated" }, {
+    ratedHint: "Every seat an account or a bot; one seat each. Needs a clock. Bots play at their level's default think time.",
+    // a rated game's bots play at their level's default budget: no think time then
+    onRated: () => document.querySelectorAll(".seat-kind").forEach((sel) => sel.dispatchEvent(new Event("change"))),
+  }).nodes;
 }
 
 function createForm() {
@@ -57,12 +69,18 @@ function createForm() {
     h("h2", {}, "New game"),
     h("div", { class: "field" }, h("label", { for: "new-type" }, "Game"), typeSelect),
     h("div", { class: "field" }, h("label", { for: "new-players" }, "Players"), players),
-    h("div", { class: "field" }, h("label", { for: "your-name" }, "Your name"),
-      h("input", { id: "your-name", name: "name", autocomplete: "nickname", maxlength: 40,
-        value: localStorage.getItem("speculation.name") || "" })),
+    me ? h("div", { class: "field check" },
+      h("input", { type: "checkbox", id: "take-seat", name: "take_seat", checked: true }),
+      h("label", { for: "take-seat" }, "Take the first open seat as ", h("strong", {}, me.username)))
+      : h("div", { class: "field" }, h("label", { for: "your-name" }, "Your name"),
+        h("input", { id: "your-name", name: "name", autocomplete: "nickname", maxlength: 40,
+          value: localStorage.getItem("speculation.name") || "" })),
+    clockAndRated(),
     h("details", {}, h("summary", {}, "Options (defaults shown)"), options),
     h("details", { open: true }, h("summary", {}, "Seats"), seats),
-    h("p", { class: "hint" }, "With your name given, you take the first open seat."),
+    h("p", { class: "hint" }, me ? "Your seat is your account's: play it from any device where you are signed in."
+      : ["With your name given, you take the first open seat as a guest. ",
+        h("a", { href: "/web/sign-in" }, "Sign in"), " to play as your account."]),
     h("button", { type: "submit", class: "primary", id: "create-button" }, "Create game"));
 
   function refresh(keepPlayers) {
@@ -73,7 +91,19 @@ function createForm() {
       Object.keys(type.options).length ? Object.entries(type.options).map(([n, s]) => optionInput(n, s))
         : h("p", {}, "This game has no options."));
     const n = Math.min(Math.max(Number(players.value) || type.min_players, type.min_players), type.max_players);
-    replace(seats, h("legend", {}, "Seats"), Array.from({ length: n }, (_, i) => seatRow(i, type.bot_levels)));
+    // the seats already chosen stay as they are when only the number of players changes
+    const before = keepPlayers ? [...seats.querySelectorAll(".seat-kind")].map((s) => s.value) : [];
+    const leaveLevel = (seats.querySelector("#new-leave-level") || {}).value || "heuristic";
+    replace(seats, h("legend", {}, "Seats"), Array.from({ length: n }, (_, i) => seatRow(i, type.bot_levels)),
+      h("div", { class: "field" }, h("label", { for: "new-leave-level" }, "A person who leaves is played by"),
+        h("select", { id: "new-leave-level", name: "leave_level" }, type.bot_levels.map((l) =>
+          h("option", { value: l, selected: l === leaveLevel }, `bot: ${l}`)))));
+    seats.querySelectorAll(".seat-kind").forEach((select, i) => {
+      if (i < before.length && [...select.options].some((o) => o.value === before[i])) {
+        select.value = before[i];
+        select.dispatchEvent(new Event("change"));
+      }
+    });
   }
   typeSelect.addEventListener("change", () => refresh(false));
   players.addEventListener("change", () => refresh(true));
@@ -82,19 +112,22 @@ function createForm() {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const type = types.find((t) => t.name === typeSelect.value);
-    const opts = {};
-    for (const [name, spec] of Object.entries(type.options)) {
-      const input = form.querySelector(`[name="${name}"]`);
-      if (spec.type === "boolean") opts[name] = input.checked;
-      else if (spec.type === "integer") { if (input.value !== "") opts[name] = Number(input.value); }
-      else opts[name] = input.value;
-    }
+    const opts = readOptions(options, type);
     const seatSpecs = [...form.querySelectorAll(".seat-kind")].map(seatSpec);
-    const name = form.querySelector("#your-name").value.trim();
+    const name = me ? "" : form.querySelector("#your-name").value.trim();
+    const body = { type: type.name, options: opts, seats: seatSpecs };
+    const clock = form.querySelector("#new-clock").value;
+    if (clock !== "") body.turn_timeout = Number(clock);
+    if (ratedChosen()) body.rated = true;
+    const leaveLevel = form.querySelector("#new-leave-level").value;
+    if (leaveLevel !== "heuristic") body.leave_level = leaveLevel;   // heuristic: the service's default
     try {
-      const game = await api.create({ type: type.name, options: opts, seats: seatSpecs });
+      const game = await api.create(body);
       const open = game.seats.findIndex((s) => s.kind === "open");
-      if (name && open >= 0) {
+      if (me && open >= 0 && form.querySelector("#take-seat").checked) {
+        await api.claimAsAccount(game.game_id, open);
+        location.href = `/web/games/${game.game_id}?seat=${open}`;
+      } else if (name && open >= 0) {
         localStorage.setItem("speculation.name", name);
         const claimed = await api.claim(game.game_id, open, name);
         rememberSeat(game.game_id, open, claimed.token);
@@ -110,6 +143,16 @@ function createForm() {
 }
 
 async function claim(gameId, seat) {
+  if (me) {
+    try {
+      await api.claimAsAccount(gameId, seat);
+      location.href = `/web/games/${gameId}?seat=${seat}`;
+    } catch (err) {
+      toast(`Could not take seat ${seat}: ${err.message}`, true);
+      loadLists();
+    }
+    return;
+  }
   const name = ($("#your-name") && $("#your-name").value.trim()) || "";
   if (!name) { toast("Type your name first (in New game).", true); $("#your-name").focus(); return; }
   try {
@@ -123,33 +166,95 @@ async function claim(gameId, seat) {
   }
 }
 
-function seatsText(game) {
-  const bot = (s) => `bot (${s.level}${s.budget && s.budget.time_ms ? `, ${s.budget.time_ms} ms` : ""})`;
-  return game.seats.map((s, i) => (s.kind === "player" ? s.name : s.kind === "bot" ? bot(s) : `seat ${i} open`)).join(", ");
+// A player's name as listed: a guest's marked "(guest)" (a typed name, not an account's),
+// a closed account's marked, the signed-in account's "(you)".
+function marksOf(s) {
+  const marks = [s.guest ? "guest" : null, s.closed ? "closed account" : null,
+    me && s.account && s.account === me.id ? "you" : null].filter(Boolean);
+  return marks.length ? ` (${marks.join(", ")})` : "";
 }
 
+function playerName(s) {
+  return `${s.name}${marksOf(s)}`;
+}
+
+// The seats, an account's name linking to its player's page (in a rated game a bot's level
+// too: the account it is rated as).
+function seatsLine(game) {
+  const bot = (s) => (isRated(game) ? ["bot (", playerLink(s.level), ")"]
+    : `bot (${s.level}${s.budget && s.budget.time_ms ? `, ${s.budget.time_ms} ms` : ""})`);
+  return game.seats.map((s, i) => [i ? ", " : "",
+    s.kind === "player" && s.account ? [playerLink(s.name), marksOf(s)]
+      : s.kind === "player" ? playerName(s) : s.kind === "bot" ? bot(s)
+        : s.reserved ? h("span", { class: "reserved" }, `seat ${i} reserved for `, s.invited ? playerLink(s.invited) : "an invited player",
+          me && s.reserved === me.id ? " (you)" : "")
+          : `seat ${i} open`]);
+}
+
+// A challenge's or a rematch's line: who asked, when it expires.
+function invitationLine(game) {
+  const inv = game.status === "open" ? invitationOf(game, me) : null;
+  if (!inv) return null;
+  return h("div", { class: "small invite-line" }, h("span", { class: `badge kind-${inv.kind}` }, inv.kind),
+    " ", inv.iAsked ? "yours" : [inv.kind === "rematch" ? "offered by " : "from ", playerLink(inv.askerName)],
+    ` · expires ${timeLeft(inv.expiresAt)}`);
+}
+
+const isRated = (game) => Boolean(game.platform_options && game.platform_options.rated);
+
 function gameRow(game) {
-  const mine = Object.keys(seatTokens(game.game_id));
+  const accountSeats = me ? game.seats.map((s, i) => (s.account && s.account === me.id ? String(i) : null)).filter((i) => i !== null) : [];
+  const mine = [...accountSeats, ...Object.keys(seatTokens(game.game_id))];
   const links = [];
-  if (game.status === "open") {
+  if (game.status === "open" && isRated(game) && !me) {
+    // a rated game's seats are an account's: a guest is asked to sign in
+    links.push(h("a", { class: "button", href: "/web/sign-in?next=%2Fweb%2F" }, "Sign in to take a seat"));
+  } else if (game.status === "open" && !(isRated(game) && accountSeats.length)) {   // rated: one seat an account
     game.seats.forEach((s, i) => {
-      if (s.kind === "open") links.push(h("button", { type: "button", onclick: () => claim(game.game_id, i) }, `Take seat ${i}`));
+      // a seat reserved for an invited account: only that account takes it (accepting)
+      if (s.kind === "open" && !s.reserved) {
+        links.push(h("button", { type: "button", onclick: () => claim(game.game_id, i) }, `Take seat ${i}`));
+      }
     });
+  }
+  if (game.status === "open" && me && game.seats.some((s) => s.kind === "open" && s.reserved === me.id)) {
+    links.push(h("button", { type: "button", class: "primary accept", onclick: async (ev) => {
+      ev.currentTarget.disabled = true;
+      try { await acceptAndGo(game.game_id, me); } catch (err) {
+        toast(`Could not accept: ${err.message}`, true);
+        loadLists();
+      }
+    } }, "Accept"));
   }
   if (mine.length && (game.status === "open" || game.status === "active")) {
     links.push(h("a", { class: "button primary", href: `/web/games/${game.game_id}?seat=${mine[0]}` }, "Play"));
   }
   if (game.status === "active") links.push(h("a", { class: "button", href: `/web/games/${game.game_id}` }, "Watch"));
-  if (game.status === "ended" || game.status === "scored") {
+  if (["ended", "scored", "abandoned"].includes(game.status)) {
     links.push(h("a", { class: "button", href: `/web/games/${game.game_id}` }, "Table"));
   }
   links.push(h("a", { class: "button", href: `/web/games/${game.game_id}/replay` }, "Replay"));
-  const result = game.result ? ` · winner: ${game.result.winners.map((w) => (game.seats[w].name || `bot ${w}`)).join(", ")}` : "";
-  return h("li", { class: "game" },
+  const result = game.result ? ` · winner: ${game.result.winners.map((w) =>
+    (game.seats[w].name ? playerName(game.seats[w]) : `bot ${w}`)).join(", ")}` : "";
+  const clock = clockText((game.platform_options || {}).turn_timeout);
+  const moved = game.status === "active" && game.moved_at ? ` · moved ${agoText(game.moved_at)}` : "";
+  const abandoned = game.status === "abandoned" ? " · abandoned" : "";
+  return h("li", { class: isRated(game) ? "game rated-game" : "game", dataset: { game: game.game_id } },
     h("div", {}, h("strong", {}, titleOf(game.type)),
-      h("span", { class: "muted" }, ` · ${game.game_id} · v${game.version}${result}`)),
-    h("div", { class: "muted small" }, seatsText(game)),
+      isRated(game) ? h("span", { class: "badge rated" }, "rated") : null,
+      h("span", { class: "muted" }, ` · ${game.game_id} · v${game.version}${clock ? ` · ${clock}` : ""}${moved}${abandoned}${result}`)),
+    h("div", { class: "muted small seats-line" }, seatsLine(game)),
+    invitationLine(game),
     h("div", { class: "actions" }, links));
+}
+
+// How long ago a time (ms since the epoch) was, in words: "just now", "5 min ago", "2 h ago".
+function agoText(ms) {
+  const secs = Math.max(0, (Date.now() - ms) / 1000);
+  if (secs < 60) return "just now";
+  if (secs < 3600) return `${Math.floor(secs / 60)} min ago`;
+  if (secs < 86400) return `${Math.floor(secs / 3600)} h ago`;
+  return `${Math.floor(secs / 86400)} d ago`;
 }
 
 function titleOf(name) {
@@ -157,10 +262,13 @@ function titleOf(name) {
   return type ? type.title : name;
 }
 
-async function list(status, title, id) {
-  const box = h("section", { class: "card", id, "aria-labelledby": `${id}-h` }, h("h2", { id: `${id}-h` }, title));
+// One list of games: `query` the lobby's filter (a status; `live`: the active games that moved
+// lately), `hint` a line under the title.
+async function list(query, title, id, hint = null, perPage = 20) {
+  const box = h("section", { class: "card", id, "aria-labelledby": `${id}-h` }, h("h2", { id: `${id}-h` }, title),
+    hint ? h("p", { class: "hint" }, hint) : null);
   try {
-    const page = await api.games({ status, per_page: 20 });
+    const page = await api.games({ ...query, per_page: perPage });
     box.append(page.games.length ? h("ul", { class: "games" }, page.games.map(gameRow))
       : h("p", { class: "muted" }, "None right now."));
     if (page.total > page.games.length) box.append(h("p", { class: "muted small" }, `${page.games.length} of ${page.total} shown.`));
@@ -171,20 +279,37 @@ async function list(status, title, id) {
 }
 
 async function loadLists() {
-  const lists = await Promise.all([list("open", "Open games: take a seat", "open-games"),
-    list("active", "Live games", "live-games"), list("scored", "Finished games", "finished-games")]);
+  const lists = await Promise.all([list({ status: "open" }, "Open games: take a seat", "open-games"),
+    list({ live: true }, "Live games", "live-games", "Games that moved recently, latest move first."),
+    list({ status: "scored" }, "Finished games", "finished-games"),
+    list({ status: "abandoned" }, "Abandoned games", "abandoned-games",
+      "Games without a clock that nobody moved for a long time while a person was to act: over, unscored, unrated.", 5)]);
   replace($("#lists"), lists);
 }
 
 async function start() {
-  nav([]);
+  me = await nav([]);
   try {
     types = await gameTypes();           // in the lobby's order, as the service declares them
   } catch (err) {
     replace(main, h("p", { class: "error" }, `The service did not answer: ${err.message}`));
     return;
   }
-  replace(main, h("h1", {}, "Lobby"), h("div", { class: "lobby" }, createForm(), h("div", { id: "lists" })));
+  const invitations = me ? invitationsBox(me, { titleOf }) : null;
+  replace(main, h("div", { class: "page-head" }, h("h1", {}, "Lobby"),
+    h("a", { class: "button", href: "/web/leaderboard", id: "lobby-leaderboard" }, "Leaderboard")),
+    invitations ? invitations.el : null,
+    h("div", { class: "lobby" }, h("div", { class: "lobby-side" }, playNowCard(me, types), createForm()),
+      h("div", { id: "lists" })));
+  if (invitations) {
+    // the account's stream: invitations live, and the seeks of "Play now" live with it
+    listenAccount((event) => {
+      invitations.onEvent(event);
+      if (event.type.startsWith("invitation")) loadLists();
+    });
+    invitations.load();
+    invitations.keepFresh();
+  }
   await loadLists();
   setInterval(loadLists, 10000);
 }

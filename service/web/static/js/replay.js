@@ -1,11 +1,14 @@
 // The replay viewer: every version stepped (slider, arrow keys), each event in words, the
 // ledger up to that step, the server's verify report and the page's own check of the export;
-// after the end every hand revealed.
-import { api, seatTokens, gameIdFromPath } from "./api.js";
+// after the end every hand revealed. "Check the bundle" checks the game's dispute bundle in
+// this browser (audit.js): fetched as this seat (its signed receipts) or a spectator, or a
+// file loaded or dropped, with the receipts this device's table kept.
+import { api, seatTokens, gameIdFromPath, keptReceipts } from "./api.js";
 import { h, replace, $ } from "./dom.js";
 import { toast, nav } from "./ui.js";
 import { gameLook } from "./draw/index.js";
 import { checkExport } from "./verify.js";
+import { verifyBundle } from "./audit.js";
 
 const gameId = gameIdFromPath();
 const params = new URLSearchParams(location.search);
@@ -23,6 +26,7 @@ const els = {
   events: h("section", { class: "card", id: "events" }),
   ledger: h("section", { class: "card ledger", id: "ledger" }),
   verify: h("section", { class: "card", id: "verify" }),
+  bundle: h("section", { class: "card", id: "bundle", "aria-labelledby": "bundle-h" }),
 };
 const who = (s) => labels[s] || (s === null || s === undefined ? "nobody" : `Seat ${s}`);
 
@@ -131,6 +135,81 @@ async function drawVerify() {
   }
 }
 
+// --- the dispute bundle ------------------------------------------------------------------------
+let trustedKeys = null;   // a /v1/keys answer loaded from a file: then only its keys are trusted
+
+async function readJsonFile(file) {
+  try { return JSON.parse(await file.text()); } catch { throw new Error(`${file.name} is not JSON`); }
+}
+
+async function fetchBundle() {
+  // A guest's seat token, else the account's session (the server answers as a spectator
+  // without one); an account holding several seats of the game gets the spectator's bundle.
+  const who = seat !== null ? tokens[seat] : { session: true };
+  try {
+    return await api.bundle(gameId, who);
+  } catch (err) {
+    if (err.status === 422 || err.status === 403) return api.bundle(gameId, null);
+    throw err;
+  }
+}
+
+function drawBundle() {
+  const out = h("div", { id: "bundle-report", "aria-live": "polite" });
+  const run = async (load, label) => {
+    replace(out, h("p", {}, "Checking…"));
+    document.body.dataset.bundleCheck = "running";
+    let bundle;
+    try { bundle = await load(); } catch (err) {
+      replace(out, h("p", { id: "bundle-result", class: "check-bad" }, `Could not read ${label}: ${err.message}`));
+      document.body.dataset.bundleCheck = "failed";
+      return;
+    }
+    const kept = keptReceipts(gameId);
+    const report = await verifyBundle(bundle, { keys: trustedKeys, kept });
+    const failed = report.checks.filter((c) => !c.ok);
+    replace(out,
+      h("p", { id: "bundle-result", class: report.ok ? "check-ok" : "check-bad" }, report.ok
+        ? `OK: all ${report.checks.length} checks of ${label} passed in this browser.`
+        : `FAILED: ${failed.map((c) => c.failure).join(", ")} (${label}).`),
+      h("ul", { class: "checks", id: "bundle-checks" }, report.checks.map((c) => h("li", { class: c.ok ? "" : "check-bad" },
+        c.ok ? "✓ " : "✗ ", h("strong", {}, c.name), c.ok || c.failure === c.name ? "" : ` (${c.failure})`, ": ", c.message))),
+      h("p", { class: "small muted" }, `${kept.length} receipt(s) of this game kept on this device were checked with it` +
+        (trustedKeys ? "; only the keys of the file you loaded were trusted." : "; the keys trusted are the bundle's own (load a keys file kept earlier to trust only those).")));
+    document.body.dataset.bundleCheck = report.ok ? "ok" : "failed";
+  };
+  const fromFile = (file) => run(() => readJsonFile(file), `the file ${file.name}`);
+  const keysNote = h("span", { id: "keys-note", class: "small muted" }, "");
+  replace(els.bundle, h("h2", { id: "bundle-h" }, "The dispute bundle"),
+    h("p", { class: "small" }, "The game's export, this seat's signed receipts and the game's checkpoints in the " +
+      "service's transparency log, checked here: every signature, the hash chain, each receipt against the log, " +
+      "each checkpoint's proof against the signed tree head, and every promise of inclusion kept."),
+    h("p", {}, h("button", { type: "button", id: "check-bundle", onclick: () => run(fetchBundle, "the service's bundle") }, "Check the bundle")),
+    h("p", {}, h("label", { for: "bundle-file" }, "Or check a bundle file (or drop it here): "),
+      h("input", { type: "file", id: "bundle-file", accept: ".json,application/json", onchange: (ev) => {
+        const file = ev.target.files[0];
+        if (file) fromFile(file);
+      } })),
+    h("p", {}, h("label", { for: "keys-file" }, "Trust only these keys (a /v1/keys answer kept earlier): "),
+      h("input", { type: "file", id: "keys-file", accept: ".json,application/json", onchange: async (ev) => {
+        const file = ev.target.files[0];
+        if (!file) return;
+        try {
+          const loaded = await readJsonFile(file);
+          trustedKeys = Array.isArray(loaded) ? loaded : loaded.keys;
+          if (!Array.isArray(trustedKeys)) throw new Error(`${file.name} holds no keys list`);
+          keysNote.textContent = ` ${trustedKeys.length} key(s) loaded.`;
+        } catch (err) { trustedKeys = null; keysNote.textContent = ` ${err.message}`; }
+      } }), keysNote),
+    out);
+  els.bundle.addEventListener("dragover", (ev) => ev.preventDefault());
+  els.bundle.addEventListener("drop", (ev) => {
+    ev.preventDefault();
+    const file = ev.dataTransfer && ev.dataTransfer.files[0];
+    if (file) fromFile(file);
+  });
+}
+
 async function start() {
   nav([[`/web/games/${gameId}`, "Table"]]);
   try {
@@ -148,11 +227,14 @@ async function start() {
   const described = await api.words(gameId, token);
   words = await api.eventWords(gameId, token, 0, events.version);
   labels = described.seat_labels;
-  replace(els.head, h("h1", {}, `Replay: ${look.title}`),
+  const rated = summary.platform_options && summary.platform_options.rated;
+  replace(els.head, h("h1", {}, `Replay: ${look.title}`, rated ? h("span", { class: "badge rated" }, "Rated") : null),
     h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +
       (finished ? "everything disclosed (the game has ended)" : viewer !== null ? `as ${who(viewer)}` : "as a spectator")),
-    described.result ? h("p", { class: "result" }, described.result) : null);
-  replace(main, els.head, els.controls, els.event, els.board, finished ? els.hands : null, els.events, els.ledger, els.verify);
+    described.result ? h("p", { class: "result" }, described.result) : null,
+    summary.status === "abandoned" ? h("p", { class: "hint", id: "abandoned-note" }, "This game was abandoned before " +
+      "its end (nobody moved for too long): it stays as it was, its hidden cards and seed undisclosed.") : null);
+  replace(main, els.head, els.controls, els.event, els.board, finished ? els.hands : null, els.events, els.ledger, els.verify, els.bundle);
   slider();
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
@@ -162,6 +244,7 @@ async function start() {
   const first = Number(params.get("at")) || summary.version;
   await go(first);
   drawVerify();
+  drawBundle();
 }
 
 start();
