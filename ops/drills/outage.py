@@ -116,6 +116,10 @@ def play_one(client: Client, game_type: str, with_person: bool, rng: random.Rand
         if status != 200:
             record["errors"].append(f"view: {status} {view}")
             return
+        if view["status"] == "open":   # the claim's start not read back yet: read again
+            client._count("reread_open")
+            time.sleep(0.2)
+            continue
         if view["status"] != "active":
             return
         if 0 not in view["to_act"] or not view["legal_actions"]:
@@ -129,7 +133,9 @@ def play_one(client: Client, game_type: str, with_person: bool, rng: random.Rand
                                                {**auth, "Idempotency-Key": key})
         if status in (200, 201):
             record["acknowledged"].append((game_id, action, answer["receipt"]))
-        elif status != 409:
+        elif status == 409:
+            client._count("conflicts")   # a bot moved first: read the view again
+        else:
             record["errors"].append(f"action: {status} {answer}")
             return
     record["errors"].append(f"{game_id}: the person's game did not end (last view: version {view.get('version')}, "
