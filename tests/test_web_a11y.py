@@ -87,19 +87,32 @@ def _new_game(service, game_type):
     return session.game_id, tokens[0]
 
 
+# the moment each table is probed at: seat 0 offered one of these, the busiest part of its board
+# (an auction with its pot and offer; spekulation's trades, a column of moves in the companies'
+# table; speculate's trading under the prices)
+BUSY = {"speculation": {"bid"}, "spekulation": {"buy", "sell"}, "speculate": {"buy"}, "big-shot": {"bid"}}
+
+
+def _seat_0_offered(session, types):
+    from projections import disclosure
+
+    return 0 in session.to_act() and any(a["type"] in types for a in disclosure.view_for(session, 0)["legal_actions"])
+
+
 @pytest.fixture(scope="module")
 def games(server):
-    """A game of each type in progress with seat 0 to act (its token), and a finished one."""
+    """A game of each type in progress at its busy moment with seat 0 to act (its token), and a
+    finished one."""
     service, rng = server.service, random.Random(42)
     tables = {}
     for game_type in GAMES:
-        for _ in range(20):   # a short game may end before seat 0 is asked anything: another deal
+        for _ in range(20):   # a short game may end before that moment: another deal
             game_id, token = _new_game(service, game_type)
-            if _random_moves(service, game_id, rng, 6, lambda s: 0 in s.to_act()).status == "active":
+            if _random_moves(service, game_id, rng, 4, lambda s: _seat_0_offered(s, BUSY[game_type])).status == "active":
                 tables[game_type] = (game_id, token)
                 break
         else:
-            raise AssertionError(f"no {game_type} game reached seat 0's turn")
+            raise AssertionError(f"no {game_type} game reached seat 0 offered {BUSY[game_type]}")
     finished, _ = _new_game(service, "speculation")
     assert _random_moves(service, finished, rng, 10 ** 6).status in ("ended", "scored")
     return {"tables": tables, "finished": finished}
