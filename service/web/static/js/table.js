@@ -506,12 +506,42 @@ async function addEvents(events) {
   drawLog();
 }
 
-function drawBoard() {
+// The board, with the seat's legal actions on its pieces (draw/play.js): their words are asked
+// once per version and seat, the board drawn again when they arrive. A board that would come out
+// the same is not drawn again (a click on a piece is never lost to an unrelated event), and the
+// piece that had the focus gets it back after a redraw.
+const boardWords = { key: null, labels: null, asking: null };
+let boardDrawn = null;
+
+function drawBoard(force = false) {
   const draw = look.draw;
   els.board.hidden = view.status === "expired";
-  if (view.status === "expired") { replace(els.board); return; }
-  const ctx = { g: glossary, who, viewer: seat, view, seats: view.seats };
+  if (view.status === "expired") { replace(els.board); boardDrawn = null; return; }
+  const legal = seat !== null && view.status === "active" ? view.legal_actions || [] : [];
+  const wordsKey = `${seat}:${view.version}`;
+  if (legal.length && boardWords.key !== wordsKey) {
+    if (boardWords.asking !== wordsKey) {
+      boardWords.asking = wordsKey;
+      const shown = view;
+      api.words(gameId, token, { actions: true, version: view.version }).then((words) => {
+        boardWords.key = wordsKey;
+        boardWords.labels = words.actions || [];
+        if (view === shown) drawBoard();
+      }).catch(() => { boardWords.asking = null; });
+    }
+  }
+  const ready = !legal.length || boardWords.key === wordsKey;
+  const ctx = { g: glossary, who, viewer: seat, view, seats: view.seats,
+    legal: ready ? legal : [], labels: ready && legal.length ? boardWords.labels : [], post, redraw: () => drawBoard(true) };
+  const drawnKey = JSON.stringify([view.state, ctx.legal, ctx.labels, seat, labels]);
+  if (!force && drawnKey === boardDrawn) return;
+  boardDrawn = drawnKey;
+  const focused = els.board.contains(document.activeElement) ? document.activeElement.dataset.key : null;
   replace(els.board, view.state ? draw(view.state, ctx) : h("p", { class: "card muted" }, "The game has not started yet."));
+  const asked = els.board.querySelector("[data-autofocus]");   // a confirm step just opened
+  const again = focused && [...els.board.querySelectorAll("[data-key]")].find((el) => el.dataset.key === focused);
+  if (asked) asked.focus({ preventScroll: true });
+  else if (again) again.focus({ preventScroll: true });
 }
 
 async function refresh() {

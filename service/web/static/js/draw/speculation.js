@@ -1,5 +1,11 @@
 // Speculation: the piles, the trump, the pot, the chips, the auction.
+// Played on the board (draw/play.js): little is a board move in this game, and what is:
+// your own face-down pile (reveal its top card, or offer it unseen in a blind exchange), the best
+// trump in the trump box (keep it or offer it for sale), the auction card (bid an amount, pass,
+// accept or decline the high bid). Nobody sees a face-down card, its owner included: nothing
+// here shows one.
 import { h, plural } from "../dom.js";
+import { boardPlay } from "./play.js";
 
 export function card(code, g, extra = {}) {
   const info = (g.cards || {})[code];
@@ -7,7 +13,10 @@ export function card(code, g, extra = {}) {
   return h("span", { class: `pcard ${info.red ? "red" : "black"}`, title: info.name, "aria-label": info.name, ...extra }, info.short);
 }
 
-export function draw(s, { g, who, viewer }) {
+export function draw(s, ctx) {
+  const { g, who, viewer } = ctx;
+  const play = boardPlay(ctx, "speculation");
+  const one = (type) => play.one((a) => a.type === type);
   const suit = s.trump ? g.suits[s.trump] : null;
   const holder = s.best_in_dead_hand ? "the dead hand" : who(s.holder);
   const trumpBox = h("div", { class: "card trump-box" },
@@ -15,7 +24,11 @@ export function draw(s, { g, who, viewer }) {
     suit ? [h("p", { class: `big-suit ${"DH".includes(s.trump) ? "red" : "black"}`, "aria-label": `${suit.name} are trumps` },
       suit.symbol, h("span", { class: "small" }, ` ${suit.name}`)),
     h("p", {}, "Turned up: ", card(s.turn_up, g)),
-    h("p", {}, "Best trump: ", card(s.best_trump, g), ` held by ${holder}`)] : h("p", { class: "muted" }, "Between deals."));
+    h("p", {}, "Best trump: ", card(s.best_trump, g), ` held by ${holder}`),
+    one("keep") || one("offer") ? h("div", { class: "board-moves-inline", role: "group", "aria-label": "The best trump" },
+      play.move(one("keep"), { id: "board-keep" }, "Keep it", `Keep the best trump? You win the pot of ${s.pot} if it stays best.`),
+      play.move(one("offer"), { id: "board-offer" }, "Offer it for sale", "Offer the best trump for sale? The others bid; you then accept or decline.")) : null]
+      : h("p", { class: "muted" }, "Between deals."));
   const potBox = h("div", { class: "card pot-box" }, h("h2", {}, "Pot"),
     h("p", { class: "big-number", id: "pot" }, plural(s.pot, "chip")),
     h("p", { class: "muted small" }, `Deal ${s.deal} of ${s.deals} · dealer ${who(s.dealer)}` +
@@ -26,7 +39,8 @@ export function draw(s, { g, who, viewer }) {
     h("td", { class: "num" }, chips),
     h("td", {}, h("span", { class: "pile", "aria-label": plural(s.piles[i], "face-down card") },
       Array.from({ length: s.piles[i] }, () => h("span", { class: "pcard back mini", "aria-hidden": "true" }, "")),
-      s.piles[i] ? "" : "—"))));
+      s.piles[i] ? "" : "—"),
+    i === viewer ? pileMoves(play, one) : null)));
   if (s.dead_hand !== null && s.dead_hand !== undefined) {
     rows.push(h("tr", {}, h("th", { scope: "row" }, "Dead hand"), h("td", {}, "—"),
       h("td", {}, `${s.dead_hand} face down`)));
@@ -46,10 +60,42 @@ export function draw(s, { g, who, viewer }) {
       h("p", { class: "big-number" }, a.high_bidder === null ? "No bid yet" : `${a.high_bid} chips`),
       a.high_bidder !== null ? h("p", {}, `High bidder: ${who(a.high_bidder)}`) : null,
       h("p", { class: "muted small" }, `Still bidding: ${(a.bidders || []).map(who).join(", ") || "nobody"}` +
-        (s.max_bid ? ` · the bidder's limit ${s.max_bid}` : "")));
+        (s.max_bid ? ` · the bidder's limit ${s.max_bid}` : "")),
+      auctionMoves(play, one, s, a, viewer));
   }
   const history = (s.history || []).length ? h("details", { class: "card" }, h("summary", {}, "Deals so far"),
     h("ul", {}, s.history.map((d) => h("li", {}, `Deal ${d.deal}: ${d.winner === null ? "carried over" : who(d.winner)} — ${plural(d.amount, "chip")}`))))
     : null;
-  return h("div", { class: "layout speculation" }, h("div", { class: "row" }, trumpBox, potBox), auction, revealed, seats, history);
+  return h("div", { class: "layout speculation" }, play.confirmBar(), h("div", { class: "row" }, trumpBox, potBox), auction, seats, revealed,
+    history, play.rest());
+}
+
+// The seat's own pile: reveal its top card, or in a blind exchange offer it unseen or keep it.
+function pileMoves(play, one) {
+  const moves = [
+    play.move(one("reveal"), { id: "board-reveal", class: "pile-move" }, "Reveal top card", "Reveal the top card of your pile? Everyone sees it."),
+    play.move(one("offer_blind"), { id: "board-offer-blind" }, "Offer it unseen", "Offer your top face-down card for sale, unseen?"),
+    play.move(one("keep_blind"), { id: "board-keep-blind" }, "Keep it", "Keep your face-down card?")].filter(Boolean);
+  return moves.length ? h("td", { class: "row-moves" }, moves) : null;
+}
+
+// The auction: the bidder's amount, Bid and Pass; the seller's Accept or Decline of the high bid.
+function auctionMoves(play, one, s, a, viewer) {
+  const bid = one("bid");
+  const parts = [];
+  if (bid) {
+    play.claim(bid);
+    const range = bid.action.amount;
+    const amount = () => play.mem.picked.bid ?? range.min;
+    const mine = s.chips[viewer];
+    parts.push(play.amount("bid", range, `Bid (${range.min} to ${range.max} chips)`),
+      h("button", { type: "button", class: "playable move primary", id: "board-bid", dataset: { key: "board-bid" },
+        onclick: () => play.ask({ type: "bid", amount: amount() }, `Bid ${plural(amount(), "chip")}?`,
+          `If the seller accepts you pay ${amount()} of your ${mine} chips; the pot is ${s.pot}.`) }, "Bid"));
+  }
+  parts.push(play.move(one("pass"), { id: "board-pass" }, "Pass", "Pass? You are out of this sale."),
+    play.move(one("accept"), { id: "board-accept" }, `Accept ${plural(a.high_bid ?? 0, "chip")}`,
+      `Sell for ${plural(a.high_bid ?? 0, "chip")}? The high bidder pays you and holds the card from now on.`),
+    play.move(one("decline"), { id: "board-decline" }, "Decline (keep it)", "Decline the bid and keep the card?"));
+  return parts.some(Boolean) ? h("div", { class: "board-moves-inline", role: "group", "aria-label": "Your move in the sale" }, parts) : null;
 }
