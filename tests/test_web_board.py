@@ -42,6 +42,8 @@ def _table(server, chromium, game_type, players, options, size):
     token = api(server, "POST", f"/v1/games/{game_id}/seats/0", json={"name": "alice"}).json["token"]
     context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
     page = context.new_page()
+    # a piece found a moment ago may be gone (the table moved on): a short wait, then look again
+    page.set_default_timeout(4000)
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(server.url + "/web/")
@@ -148,7 +150,7 @@ def test_big_shot_played_on_the_board(server, chromium, shots):
         def look_at_placing(page):
             if not placed and page.locator("#districts button.cover").count():
                 # a district that is a move is a button named by the move's words
-                names = [b.get_attribute("aria-label") for b in page.locator("#districts button.cover").all()]
+                names = page.locator("#districts button.cover").evaluate_all("els => els.map((el) => el.getAttribute('aria-label'))")
                 assert all(re.fullmatch(r"Place (Red|Blue|Green|Yellow) on [\w ]+", n) for n in names), names
                 assert page.locator("#board").get_by_role("button", name=names[0], exact=True).count() == 1
                 page.screenshot(path=f"{shots}/board-big-shot-placing.png")
@@ -224,7 +226,7 @@ def test_spekulation_played_on_the_board(server, chromium, shots):
             if cards.count() and not page.locator("#board-confirm").count():
                 state = api(server, "GET", f"/v1/games/{game_id}/view", token).json["state"]
                 running = {c: i for c, i in state["companies"].items() if not i.get("at_end")}
-                names = [b.get_attribute("aria-label") for b in cards.all()]
+                names = cards.evaluate_all("els => els.map((el) => el.getAttribute('aria-label'))")
                 leader = max(running, key=lambda c: running[c]["position"], default=None)
                 wanted = f"Play {leader.replace('-', ' ').capitalize()}" if leader else None
                 if wanted in names:

@@ -522,11 +522,11 @@ function drawBoard(force = false) {
   if (legal.length && boardWords.key !== wordsKey) {
     if (boardWords.asking !== wordsKey) {
       boardWords.asking = wordsKey;
-      const shown = view;
       api.words(gameId, token, { actions: true, version: view.version }).then((words) => {
         boardWords.key = wordsKey;
         boardWords.labels = words.actions || [];
-        if (view === shown) drawBoard();
+        // the view on screen may be another object of the same version (a refresh read it again)
+        if (`${seat}:${view.version}` === wordsKey) drawBoard();
       }).catch(() => { boardWords.asking = null; });
     }
   }
