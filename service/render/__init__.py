@@ -22,7 +22,7 @@ from projections.registry import UnknownGame, get_game_type
 from .common import listing, seat_label, seat_title
 
 __all__ = ["describe_event", "describe_action", "draw_view", "glossary", "revealed_hands",
-           "seat_label", "seat_title", "result_words", "words"]
+           "seat_label", "seat_title", "result_words", "standings", "words"]
 
 
 def words(game_type: str) -> Optional[ModuleType]:
@@ -108,6 +108,25 @@ def revealed_hands(game_type: str, full_state, players: int) -> list[dict]:
     if not game or not isinstance(full_state, dict):
         return []
     return game.hands(full_state, players)
+
+
+def standings(game_type: str, state: dict, events: list, result: dict, seats=None, viewer=None) -> list[dict]:
+    """The end of a game as a table: each seat's place, score and what made it (the game's
+    `breakdown` from the public final view `state` and the public `events`), best first.
+    `adds_up` says whether the parts sum to the score the rules computed; the page shows a
+    breakdown that does not, saying so, rather than hiding it."""
+    game = words(game_type)
+    scores = list(result.get("scores") or [])
+    ranks = list(result.get("ranks") or [1 + sum(1 for o in scores if o > v) for v in scores])
+    winners = set(result.get("winners") or [])
+    made = game.breakdown(state or {}, events, result) if game and hasattr(game, "breakdown") else []
+    rows = []
+    for s, score in enumerate(scores):
+        part = made[s] if s < len(made) else {"parts": [], "notes": []}
+        rows.append({"seat": s, "label": seat_label(seats or [], s, viewer), "place": ranks[s] if s < len(ranks) else None,
+                     "score": score, "winner": s in winners, "parts": part["parts"], "notes": part["notes"],
+                     "adds_up": bool(part["parts"]) and sum(p["amount"] for p in part["parts"]) == score})
+    return sorted(rows, key=lambda r: (r["place"] if r["place"] is not None else len(scores) + 1, r["seat"]))
 
 
 def draw_view(view: dict) -> str:

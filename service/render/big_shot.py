@@ -119,3 +119,42 @@ def _loan_note(seat: dict) -> str:
 
 def hands(full_state: dict, players: int) -> list[dict]:
     return []  # nothing in big-shot is ever hidden
+
+
+def breakdown(state: dict, events: list, result: dict) -> list[dict]:
+    """What made each seat's score at the end, from the public final view and the public
+    events: the cash before the loans were repaid, the repayment, and every district owned at
+    its value (doubled beside a park of the same owner; a park itself is worth nothing)."""
+    seats = state.get("seats") or []
+    repaid = {}
+    for e in events:
+        if e.get("type") == "loans_repaid":
+            d = e.get("data") or {}
+            loans, amount = repaid.get(d.get("seat"), (0, 0))
+            repaid[d.get("seat")] = (loans + (d.get("loans") or 0), amount + (d.get("amount") or 0))
+    districts = state.get("districts") or []
+    owner_of = {x.get("name"): x.get("owner") for x in districts}
+    out = []
+    for s, info in enumerate(seats):
+        loans, amount = repaid.get(s, (0, 0))
+        parts = [{"label": "Cash before repaying loans" if loans else "Cash", "amount": info.get("cash", 0) + amount}]
+        if loans:
+            parts.append({"label": f"{plural(loans, 'loan')} repaid at 10 each", "amount": -amount})
+        owned = [x for x in districts if x.get("owner") == s]
+        for x in owned:
+            if x.get("kind") == "park":
+                parts.append({"label": f"{x['name']} (a park: worth nothing itself, doubles the districts beside it)",
+                              "amount": 0})
+                continue
+            with_park = [p for p in x.get("parks") or [] if owner_of.get(p) == s]
+            value = x.get("value") or 0
+            if with_park:
+                parts.append({"label": f"{x['name']}: {value} doubled beside {listing(with_park)}", "amount": 2 * value})
+            else:
+                parts.append({"label": f"{x['name']}: {value}", "amount": value})
+        notes = []
+        if len(owned) < 2:
+            notes.append(f"Owns {plural(len(owned), 'district')}: a player needs two (parks count) to win, and "
+                         "ranks below everyone who has two.")
+        out.append({"parts": parts, "notes": notes})
+    return out

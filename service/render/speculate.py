@@ -184,3 +184,29 @@ def hands(full_state: dict, players: int) -> list[dict]:
             entry["objective"] = objective(objectives[s])
         out.append(entry)
     return out
+
+
+def breakdown(state: dict, events: list, result: dict) -> list[dict]:
+    """What made each seat's score at the end: its money and its shares at the final prices
+    (a bankrupt seat scores nothing: its money and shares went to the bank), from the public
+    final view. The objectives' rewards are in the money; the notes say how many were met."""
+    prices = state.get("prices") or {}
+    alive = state.get("alive") or []
+    met = state.get("objectives_met") or []
+    out = []
+    for s, money in enumerate(state.get("money") or []):
+        mine = met[s] if s < len(met) else []
+        notes = [f"Met {plural(len(mine), 'objective')}" + (": " + "; ".join(objective(o) for o in mine) if mine else "")
+                 + (" (each reward is in the money)." if mine else ".")]
+        if s < len(alive) and not alive[s]:
+            out.append({"parts": [{"label": "Bankrupt: out of the game, its money and shares went to the bank",
+                                   "amount": 0}], "notes": notes})
+            continue
+        parts = [{"label": "Money", "amount": money}]
+        held = (state.get("shares") or [{}])[s] if s < len(state.get("shares") or []) else {}
+        for kind in SHARES:
+            n = held.get(kind) or 0
+            if n:
+                parts.append({"label": f"{n} {share(kind)} at {prices.get(kind)}", "amount": n * (prices.get(kind) or 0)})
+        out.append({"parts": parts, "notes": notes})
+    return out

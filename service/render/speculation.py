@@ -170,3 +170,45 @@ def hands(full_state: dict, players: int) -> list[dict]:
     if isinstance(turn_up, int) and turn_up >= 0:
         out.append({"seat": None, "label": "card under the piles", "cards": [short(turn_up)], "names": [name(turn_up)]})
     return out
+
+
+def breakdown(state: dict, events: list, result: dict) -> list[dict]:
+    """Where each seat's chips came from over the session, from the public events: the
+    starting stack, the antes paid, the pots won, the cards sold and bought, the jack and
+    five bonuses paid into the pot."""
+    players = len(state.get("chips") or [])
+    start = 0
+    antes, bonuses, sold, bought = [0] * players, [0] * players, [0] * players, [0] * players
+    won = [[] for _ in range(players)]
+    ok = range(players).__contains__
+    for e in events:
+        t, d = e.get("type"), e.get("data") or {}
+        if t == "session_started":
+            start = d.get("starting_chips") or 0
+        elif t == "antes":
+            for s, amount in enumerate(d.get("amounts") or []):
+                if ok(s):
+                    antes[s] += amount
+        elif t == "reveal" and ok(d.get("seat")):
+            bonuses[d["seat"]] += d.get("bonus") or 0
+        elif t == "sale" and ok(d.get("seat")) and ok(d.get("buyer")):
+            sold[d["seat"]] += d.get("price") or 0
+            bought[d["buyer"]] += d.get("price") or 0
+        elif t == "deal_end" and ok(d.get("winner")):
+            won[d["winner"]].append((d.get("deal"), d.get("amount") or 0))
+    out = []
+    for s in range(players):
+        parts = [{"label": "Starting chips", "amount": start},
+                 {"label": "Antes paid", "amount": -antes[s]}]
+        if won[s]:
+            deals = listing(str(deal) for deal, _ in won[s])
+            parts.append({"label": f"{plural(len(won[s]), 'pot')} won (deal{'s' if len(won[s]) > 1 else ''} {deals})",
+                          "amount": sum(a for _, a in won[s])})
+        if sold[s]:
+            parts.append({"label": "Cards sold to other players", "amount": sold[s]})
+        if bought[s]:
+            parts.append({"label": "Cards bought from other players", "amount": -bought[s]})
+        if bonuses[s]:
+            parts.append({"label": "Jack and five bonuses paid into the pot", "amount": -bonuses[s]})
+        out.append({"parts": parts, "notes": [] if won[s] else ["Won no pot."]})
+    return out

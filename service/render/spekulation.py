@@ -162,3 +162,28 @@ def hands(full_state: dict, players: int) -> list[dict]:
     for s, hand in enumerate(full_state.get("hands") or []):
         out.append({"seat": s, "label": "hand", "cards": list(hand), "names": [name(c) for c in hand]})
     return out
+
+
+def breakdown(state: dict, events: list, result: dict) -> list[dict]:
+    """What made each seat's score at the end: its money and every share it holds at the
+    company's final price (a negative price counts against it), from the public final view."""
+    companies = state.get("companies") or {}
+    arrivals = state.get("arrivals") or []
+    out = []
+    for info in state.get("seats") or []:
+        parts = [{"label": "Money", "amount": info.get("money", 0)}]
+        for c in sorted(companies, key=lambda c: companies[c].get("rank", 9)):
+            held = (info.get("shares") or {}).get(c) or 0
+            if not held:
+                continue
+            co = companies[c]
+            where = (f"arrived {_ordinal(arrivals.index(c) + 1)} at the END" if co.get("at_end") and c in arrivals
+                     else "on the start" if co.get("at_start") else f"rank {co.get('rank')} on space {co.get('position')}")
+            parts.append({"label": f"{plural(held, 'share')} of {name(c)} at {co.get('price')} ({where})",
+                          "amount": held * (co.get("price") or 0)})
+        out.append({"parts": parts, "notes": [] if len(parts) > 1 else ["No shares held at the end."]})
+    return out
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

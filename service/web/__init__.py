@@ -21,7 +21,7 @@ from flask import Blueprint, jsonify, redirect, request, send_from_directory
 
 from service import render
 
-from ..core.errors import Invalid
+from ..core.errors import Invalid, NotFound
 from ..expensive import audit_slot
 from ..routes.context import games, viewer_or_ticket
 
@@ -63,6 +63,25 @@ def table(game_id):
 @blueprint.get("/web/games/<game_id>/replay")
 def replay(game_id):
     return _page("replay.html")
+
+
+# The rules for players, one static page a game (pages/rules/<type>.html, written from the
+# game's brief and its rules as implemented; the developers' reading is docs/games/<type>.md).
+@blueprint.get("/web/rules")
+def rules_index_bare():
+    return redirect("/web/rules/")
+
+
+@blueprint.get("/web/rules/")
+def rules_index():
+    return _page("rules/index.html")
+
+
+@blueprint.get("/web/rules/<game_type>")
+def rules(game_type):
+    if render.words(game_type) is None or not (PAGES / "rules" / f"{game_type}.html").is_file():
+        raise NotFound(f"no rules page for the game type {game_type[:40]!r}", {"type": game_type[:40]})
+    return _page(f"rules/{game_type}.html")
 
 
 # The account's pages (docs/accounts.md): they hold no data either; the account is read from
@@ -156,7 +175,8 @@ def words():
     `actions: true` (the caller's legal actions at `version`, default the current one, in
     words), `after`/`until` (the events in (after, until] the caller may see, in words, at
     most EVENTS_PER_ANSWER a time: `events_until` says where the answer stopped), `at` (after
-    the end: every hand revealed as of that version). Every number is checked against the
+    the end: every hand revealed as of that version), `standings: true` (once scored: each
+    seat's place, score and the parts that made it, render.standings). Every number is checked against the
     game's own version; every answer is bounded.
 
     Without `game_id`, `type` and `actions` (templates as the API returns them) gives their
@@ -200,11 +220,24 @@ def words():
         out["events"] = [{"version": e.get("version"), "type": e.get("type"),
                           "text": render.describe_event(game_type, e, seats, seat)} for e in shown]
         out["events_until"] = max(last, after)
+    if body.get("standings") is True:
+        out["standings"] = _standings(core, game_id, game_type, seats, seat, game)
     if at is not None:      # a replay, bounded as GET /replay is
         with audit_slot():
             full_state = core.replay(game_id, at, None)["full_state"]
         out["hands"] = render.revealed_hands(game_type, full_state, len(seats))
     return jsonify(out)
+
+
+def _standings(core, game_id: str, game_type: str, seats: list, seat: Optional[int], game: dict) -> list[dict]:
+    """The end screen's table: each seat's place, score and what made it, from the spectator's
+    final view and events (at the end of a game what every seat may see); a scored game only."""
+    if game["status"] != "scored" or not isinstance(game.get("result"), dict):
+        raise Invalid("standings: a game has standings once it is scored", {"field": "standings"})
+    with audit_slot():     # the whole log is read: bounded as the other whole-game reads
+        final = core.view(game_id, None)
+        events = core.events(game_id, None, 0, final["version"])[0]
+    return render.standings(game_type, final.get("state") or {}, events, game["result"], seats, seat)
 
 
 def _legal_words(core, game_id: str, game_type: str, seat: Optional[int], version: int, current: int) -> list[str]:

@@ -297,7 +297,8 @@ async function start() {
   }
   const invitations = me ? invitationsBox(me, { titleOf }) : null;
   replace(main, h("div", { class: "page-head" }, h("h1", {}, "Lobby"),
-    h("a", { class: "button", href: "/web/leaderboard", id: "lobby-leaderboard" }, "Leaderboard")),
+    h("a", { class: "button", href: "/web/leaderboard", id: "lobby-leaderboard" }, "Leaderboard"),
+    h("a", { class: "button", href: "/web/rules/", id: "lobby-rules" }, "Rules of the games")),
     invitations ? invitations.el : null,
     h("div", { class: "lobby" }, h("div", { class: "lobby-side" }, playNowCard(me, types), createForm()),
       h("div", { id: "lists" })));

@@ -1,5 +1,7 @@
-// The replay viewer: every version stepped (slider, arrow keys), each event in words, the
-// ledger up to that step, the server's verify report and the page's own check of the export;
+// The replay viewer: every version stepped (slider, arrow keys), opened at `?at=N`; jumps by
+// the game's own units (a deal, an auction, a turn, a round: JUMPS below, from the events'
+// types and data), each with previous/next buttons and one button per unit; every event in
+// words in a clickable list with a text filter; the ledger up to that step, the server's verify report and the page's own check of the export;
 // after the end every hand revealed. "Check the bundle" checks the game's dispute bundle in
 // this browser (audit.js): fetched as this seat (its signed receipts) or a spectator, or a
 // file loaded or dropped, with the receipts this device's table kept.
@@ -9,6 +11,22 @@ import { toast, nav } from "./ui.js";
 import { gameLook } from "./draw/index.js";
 import { checkExport } from "./verify.js";
 import { verifyBundle } from "./audit.js";
+import { rulesLink } from "./rules-link.js";
+
+// What a game's jumps land on: each kind names the events that open one (the event's own
+// version is where the jump lands) and how a person numbers them. A kind with no event in
+// this game is left out.
+const JUMPS = {
+  speculation: [
+    { kind: "Deal", plural: "Deals", types: ["antes"], number: (d) => d.deal },
+    { kind: "Auction", plural: "Auctions", types: ["offer", "offer_blind"] }],
+  "big-shot": [{ kind: "Auction", plural: "Auctions", types: ["die_rolled"], number: (d) => d.auction }],
+  speculate: [
+    { kind: "Round", plural: "Rounds", types: ["turn_started"], number: (d) => d.round, firstOnly: true },
+    { kind: "Turn", plural: "Turns", types: ["turn_started"] }],
+  spekulation: [{ kind: "Turn", plural: "Turns", types: ["turn_started"], number: (d) => d.turn }],
+};
+const MANY = 60;   // more marks than this: a menu instead of one button each
 
 const gameId = gameIdFromPath();
 const params = new URLSearchParams(location.search);
@@ -16,14 +34,15 @@ const tokens = seatTokens(gameId);
 const seat = Object.keys(tokens).length ? Number(Object.keys(tokens)[0]) : null;
 const main = $("#main");
 
-let summary, glossary, look, labels = [], words = [], ledger = { entries: [] }, at = 1, finished = false, token = null;
+let summary, glossary, look, labels = [], words = [], jumps = [], listItems = new Map(), ledger = { entries: [] }, at = 1, finished = false, token = null;
 const els = {
   head: h("section", { class: "card" }),
   controls: h("section", { class: "card", "aria-label": "Step through the game" }),
   event: h("section", { class: "card", id: "current", "aria-live": "polite" }),
   board: h("section", { id: "board", "aria-label": "The table at this step" }),
   hands: h("section", { class: "card", id: "hands" }),
-  events: h("section", { class: "card", id: "events" }),
+  jumps: h("section", { class: "card", id: "jumps", "aria-labelledby": "jumps-h" }),
+  events: h("section", { class: "card", id: "events", "aria-labelledby": "events-h" }),
   ledger: h("section", { class: "card ledger", id: "ledger" }),
   verify: h("section", { class: "card", id: "verify" }),
   bundle: h("section", { class: "card", id: "bundle", "aria-labelledby": "bundle-h" }),
@@ -51,7 +70,8 @@ async function go(n) {
   const ticket = ++pending;
   const current = words.find((w) => w.version === n);
   replace(els.event, h("h2", {}, `Event ${n}`), h("p", { class: "current-event" }, current ? current.text : "(not shown to this viewer)"));
-  drawEvents();
+  markCurrent();
+  drawJumps();
   drawLedger();
   try {
     const replay = await api.replay(gameId, n, finished ? null : token);
@@ -76,11 +96,100 @@ async function go(n) {
   }
 }
 
-function drawEvents() {
-  const upto = words.filter((w) => w.version <= at).slice(-25).reverse();
-  replace(els.events, h("h2", {}, "Events up to this step"),
-    h("ol", { class: "events" }, upto.map((w) => h("li", { class: w.version === at ? "current-event" : "" },
-      h("span", { class: "v" }, `#${w.version}`), " ", w.text))));
+// The jumps of this game, from its events (as the viewer may see them): [{kind, plural, marks:
+// [{version, label}]}], each mark a unit's first event.
+function findJumps(events) {
+  const out = [];
+  for (const spec of JUMPS[summary.type] || []) {
+    const marks = [];
+    const seen = new Set();
+    for (const e of events) {
+      if (!spec.types.includes(e.type)) continue;
+      const d = e.data || {};
+      const n = spec.number ? spec.number(d) : marks.length + 1;
+      if (spec.firstOnly && seen.has(n)) continue;
+      seen.add(n);
+      const text = (words.find((w) => w.version === e.version) || {}).text || "";
+      marks.push({ version: e.version, label: String(n ?? marks.length + 1), title: `${spec.kind} ${n ?? marks.length + 1}: ${text}` });
+    }
+    if (marks.length) out.push({ ...spec, marks });
+  }
+  return out;
+}
+
+// The unit `at` is in: the last mark at or before it (-1: before the first).
+const within = (marks) => marks.reduce((found, m, i) => (m.version <= at ? i : found), -1);
+
+function drawJumps() {
+  if (!jumps.length) { els.jumps.hidden = true; return; }
+  els.jumps.hidden = false;
+  // the control that had the focus gets it back in the card drawn again (a keyboard user goes on)
+  const had = els.jumps.contains(document.activeElement) ? document.activeElement : null;
+  const again = had && (had.id ? `#${had.id}` : `#${had.closest(".jump-kind").id} [data-version="${had.dataset.version}"]`);
+  replace(els.jumps, h("h2", { id: "jumps-h" }, "Jump to"), h("div", { class: "jumps" }, jumps.map((j) => {
+    const i = within(j.marks);
+    const prev = j.marks[i >= 0 && j.marks[i].version < at ? i : i - 1];
+    const next = j.marks[i + 1];
+    const id = `jump-${j.kind.toLowerCase()}`;
+    const list = j.marks.length > MANY
+      ? h("select", { id: `${id}-menu`, "aria-label": `${j.plural}: go to one`, onchange: (ev) => go(Number(ev.target.value)) },
+        h("option", { value: "" }, `${j.kind} …`),
+        j.marks.map((m, k) => h("option", { value: m.version, selected: k === i }, m.title.slice(0, 90))))
+      : h("div", { class: "jump-list", role: "group", "aria-label": j.plural, id: `${id}-list` },
+        j.marks.map((m, k) => h("button", { type: "button", title: m.title, "aria-label": m.title.slice(0, 140),
+          "aria-current": k === i ? "step" : null, dataset: { version: m.version }, onclick: () => go(m.version) }, m.label)));
+    return h("div", { class: "jump-kind", id },
+      h("strong", {}, j.plural),
+      h("button", { type: "button", id: `${id}-prev`, disabled: !prev, onclick: () => prev && go(prev.version),
+        title: prev ? prev.title : `No earlier ${j.kind.toLowerCase()}` }, `◀ Previous ${j.kind.toLowerCase()}`),
+      h("button", { type: "button", id: `${id}-next`, disabled: !next, onclick: () => next && go(next.version),
+        title: next ? next.title : `No later ${j.kind.toLowerCase()}` }, `Next ${j.kind.toLowerCase()} ▶`),
+      list);
+  })), h("p", { class: "small muted" }, "Page Up and Page Down jump by the first of these."));
+  const back = again && els.jumps.querySelector(again);
+  if (back && !back.disabled) back.focus({ preventScroll: true });
+}
+
+// Every event the viewer may see, in words: a click goes to it; the filter keeps the lines
+// holding its text (any case).
+function drawEventList() {
+  const marked = new Set(jumps.flatMap((j) => j.marks.map((m) => m.version)));
+  const count = h("span", { id: "event-count", class: "small muted", "aria-live": "polite" }, `${words.length} events`);
+  const list = h("ol", { class: "event-list", id: "event-list", "aria-label": "Every event; choose one to go to it" });
+  listItems = new Map();
+  for (const w of words) {
+    const li = h("li", { class: marked.has(w.version) ? "mark" : null, dataset: { version: w.version, text: w.text.toLowerCase() } },
+      h("a", { href: `?at=${w.version}`, onclick: (ev) => { ev.preventDefault(); go(w.version); } },
+        h("span", { class: "v" }, `#${w.version}`), w.text));
+    listItems.set(w.version, li);
+    list.append(li);
+  }
+  const filter = h("input", { type: "search", id: "event-filter", placeholder: "a name, a card, a company…",
+    "aria-controls": "event-list", oninput: () => {
+      const q = filter.value.trim().toLowerCase();
+      let shown = 0;
+      for (const li of listItems.values()) {
+        li.hidden = Boolean(q) && !li.dataset.text.includes(q);
+        if (!li.hidden) shown += 1;
+      }
+      count.textContent = q ? `${shown} of ${words.length} events` : `${words.length} events`;
+    } });
+  replace(els.events, h("h2", { id: "events-h" }, "Every event"),
+    h("div", { class: "event-filter" }, h("label", { for: "event-filter" }, "Filter"), filter, count), list);
+}
+
+let currentItem = null;
+function markCurrent() {
+  if (currentItem) currentItem.classList.remove("current-event");
+  currentItem = listItems.get(at) || null;
+  if (!currentItem) return;
+  currentItem.classList.add("current-event");
+  const list = currentItem.parentElement;
+  // scrolled within the list only: the page stays where the person is
+  const top = currentItem.offsetTop - list.offsetTop;
+  if (top < list.scrollTop || top > list.scrollTop + list.clientHeight - currentItem.offsetHeight) {
+    list.scrollTop = Math.max(0, top - list.clientHeight / 2);
+  }
 }
 
 function drawLedger() {
@@ -228,18 +337,26 @@ async function start() {
   words = await api.eventWords(gameId, token, 0, events.version);
   labels = described.seat_labels;
   const rated = summary.platform_options && summary.platform_options.rated;
-  replace(els.head, h("h1", {}, `Replay: ${look.title}`, rated ? h("span", { class: "badge rated" }, "Rated") : null),
+  replace(els.head, h("h1", {}, `Replay: ${look.title}`, rated ? h("span", { class: "badge rated" }, "Rated") : null,
+    rulesLink(summary.type)),
     h("p", { class: "muted small" }, `Game ${gameId} · ${summary.status} · ${summary.version} events · ` +
       (finished ? "everything disclosed (the game has ended)" : viewer !== null ? `as ${who(viewer)}` : "as a spectator")),
     described.result ? h("p", { class: "result" }, described.result) : null,
     summary.status === "abandoned" ? h("p", { class: "hint", id: "abandoned-note" }, "This game was abandoned before " +
       "its end (nobody moved for too long): it stays as it was, its hidden cards and seed undisclosed.") : null);
-  replace(main, els.head, els.controls, els.event, els.board, finished ? els.hands : null, els.events, els.ledger, els.verify, els.bundle);
+  jumps = findJumps(events.events || []);
+  replace(main, els.head, els.controls, els.jumps, els.event, els.board, finished ? els.hands : null, els.events, els.ledger, els.verify, els.bundle);
   slider();
+  drawEventList();
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
     const map = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 1, End: summary.version };
-    if (ev.key in map) { ev.preventDefault(); go(map[ev.key]); }
+    if (ev.key in map) { ev.preventDefault(); go(map[ev.key]); return; }
+    if ((ev.key === "PageUp" || ev.key === "PageDown") && jumps.length) {
+      const marks = jumps[0].marks;
+      const target = ev.key === "PageDown" ? marks.find((m) => m.version > at) : [...marks].reverse().find((m) => m.version < at);
+      if (target) { ev.preventDefault(); go(target.version); }
+    }
   });
   const first = Number(params.get("at")) || summary.version;
   await go(first);

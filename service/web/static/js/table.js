@@ -24,6 +24,8 @@ import { playerLink, profileHref, ratingBadge, profileOf, clockText } from "./ra
 import { invitationOf, expiredText, expiredWhyOf, timeLeft, listing, acceptAndGo, tableHref } from "./invitations.js";
 import { listenAccount } from "./account-stream.js";
 import { Countdown } from "./clock.js";
+import { endScreen } from "./end-screen.js";
+import { rulesLink } from "./rules-link.js";
 
 const gameId = gameIdFromPath();
 const params = new URLSearchParams(location.search);
@@ -196,12 +198,14 @@ function drawStatus() {
   const clock = clockText(platform.turn_timeout);
   replace(els.header,
     h("h1", {}, look.title, platform.rated ? h("span", { class: "badge rated", id: "rated-badge",
-      title: "A rated game: every seat an account or a bot, one seat each; the result changes the ratings" }, "Rated") : null),
+      title: "A rated game: every seat an account or a bot, one seat each; the result changes the ratings" }, "Rated") : null,
+      rulesLink(view.type)),
     h("p", { class: "muted small" }, `Game ${gameId} · version ${view.version} · ${st}${clock ? ` · clock: ${clock}` : ""}`),
     playersLine(),
     countdown.el,
     h("p", { class: yours ? "turn yours" : "turn" }, yours ? "Your move. " : "", line),
     view.result ? h("p", { class: "result", id: "result" }, resultText(view.result)) : null,
+    view.status === "scored" && view.result ? endScreen(gameId, who) : null,
     waiting.length ? h("p", { class: "turn yours" }, `Your seat ${waiting[0]} is to act: `,
       h("a", { href: `?seat=${waiting[0]}` }, `play seat ${waiting[0]}`)) : null,
     seatPicker);
@@ -451,9 +455,12 @@ async function drawActions(overtaken = () => false) {
   if (!legal.length) {
     const msg = view.status === "active" ? "Nothing to do right now: waiting for the others."
       : view.status === "open" ? "Waiting for the other seats to be taken." : "The game is over.";
+    // the end (scored, or ended and being scored): the standings are in the status card above
+    const over = view.status === "scored" || view.status === "ended";
     if (view.status === "scored") drawRematch();
-    replace(els.actions, view.status === "scored" ? h("h2", { id: "actions-h" }, "The game is over") : heading,
-      view.status === "scored" ? null : h("p", { class: "muted" }, msg),
+    replace(els.actions, over ? h("h2", { id: "actions-h" }, "The game is over") : heading,
+      view.status === "scored" ? null : h("p", { class: "muted" }, over ? "Scoring…" : msg),
+      view.status === "scored" ? h("p", {}, h("a", { href: "#end-screen" }, "The standings and what made each score")) : null,
       view.status === "scored" ? rematch.el : null,
       view.status === "scored" ? h("a", { class: "button", href: `/web/games/${gameId}/replay` }, "Replay this game") : null);
     return;
