@@ -1,5 +1,5 @@
 // The replay viewer: every version stepped (slider, arrow keys), opened at `?at=N`; jumps by
-// the game's own units (a deal, an auction, a turn, a round: JUMPS below, from the events'
+// the game's own units (a deal, an auction, a turn, a round: each drawer's `jumps`, from the events'
 // types and data), each with previous/next buttons and one button per unit; every event in
 // words in a clickable list with a text filter; the ledger up to that step, the server's verify report and the page's own check of the export;
 // after the end every hand revealed. "Check the bundle" checks the game's dispute bundle in
@@ -13,19 +13,6 @@ import { checkExport } from "./verify.js";
 import { verifyBundle } from "./audit.js";
 import { rulesLink } from "./rules-link.js";
 
-// What a game's jumps land on: each kind names the events that open one (the event's own
-// version is where the jump lands) and how a person numbers them. A kind with no event in
-// this game is left out.
-const JUMPS = {
-  speculation: [
-    { kind: "Deal", plural: "Deals", types: ["antes"], number: (d) => d.deal },
-    { kind: "Auction", plural: "Auctions", types: ["offer", "offer_blind"] }],
-  "big-shot": [{ kind: "Auction", plural: "Auctions", types: ["die_rolled"], number: (d) => d.auction }],
-  speculate: [
-    { kind: "Round", plural: "Rounds", types: ["turn_started"], number: (d) => d.round, firstOnly: true },
-    { kind: "Turn", plural: "Turns", types: ["turn_started"] }],
-  spekulation: [{ kind: "Turn", plural: "Turns", types: ["turn_started"], number: (d) => d.turn }],
-};
 const MANY = 60;   // more marks than this: a menu instead of one button each
 
 const gameId = gameIdFromPath();
@@ -100,7 +87,7 @@ async function go(n) {
 // [{version, label}]}], each mark a unit's first event.
 function findJumps(events) {
   const out = [];
-  for (const spec of JUMPS[summary.type] || []) {
+  for (const spec of look.jumps || []) {
     const marks = [];
     const seen = new Set();
     for (const e of events) {

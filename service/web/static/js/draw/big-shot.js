@@ -30,7 +30,7 @@ export function draw(s, ctx) {
       const question = `Put the promoter on space ${i}?`;
       return h("li", { class: (i === s.promoter ? "promoter " : "") + (lot.length ? "" : "empty") + (can ? " has-move" : ""),
         title: `space ${i}` }, h("span", { class: "n" }, i),
-      i === s.promoter ? h("span", { class: "badge gold", title: "the promoter" }, "P") : null,
+      i === s.promoter ? h("span", { class: "badge gold", role: "img", title: "the promoter", "aria-label": "the promoter" }, "P") : null,
       h("span", { class: "lot" }, lot.map((c) => cube(c, g))),
       can ? play.move(start, { class: "cover", "aria-label": `Put the promoter on space ${i}` }, null, question,
         { type: "choose_start_space", space: i }) : null);
@@ -113,3 +113,8 @@ function auctionMoves(play, s, viewer) {
   }
   return h("div", { class: "board-moves-inline", role: "group", "aria-label": "Your bid" }, parts);
 }
+
+// What the replay's jumps land on (replay.js): each kind names the events that open one (the
+// event's own version is where the jump lands) and how a person numbers them. A kind with no
+// event in a game is left out.
+export const jumps = [{ kind: "Auction", plural: "Auctions", types: ["die_rolled"], number: (d) => d.auction }];

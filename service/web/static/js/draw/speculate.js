@@ -173,3 +173,10 @@ function respondMoves(play, s, g, who) {
   return h("div", { class: "board-moves-inline", role: "group", "aria-label": "Your answer" },
     play.amount("respond", range, `How many to ${mySide} (${range.min} to ${range.max}; 0 = pass)`, update), preview, go);
 }
+
+// What the replay's jumps land on (replay.js): each kind names the events that open one (the
+// event's own version is where the jump lands) and how a person numbers them. A kind with no
+// event in a game is left out.
+export const jumps = [
+  { kind: "Round", plural: "Rounds", types: ["turn_started"], number: (d) => d.round, firstOnly: true },
+  { kind: "Turn", plural: "Turns", types: ["turn_started"] }];

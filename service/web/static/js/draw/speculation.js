@@ -9,7 +9,7 @@ import { boardPlay } from "./play.js";
 
 export function card(code, g, extra = {}) {
   const info = (g.cards || {})[code];
-  if (!info) return h("span", { class: "pcard back", title: "face-down card", "aria-label": "a face-down card" }, "🂠");
+  if (!info) return h("span", { class: "pcard back", role: "img", title: "face-down card", "aria-label": "a face-down card" }, "🂠");
   return h("span", { class: `pcard ${info.red ? "red" : "black"}`, title: info.name, "aria-label": info.name, ...extra }, info.short);
 }
 
@@ -34,10 +34,10 @@ export function draw(s, ctx) {
     h("p", { class: "muted small" }, `Deal ${s.deal} of ${s.deals} · dealer ${who(s.dealer)}` +
       (s.house ? ` · house ${s.house}` : "")));
   const rows = s.chips.map((chips, i) => h("tr", { class: (s.to_act || []).includes(i) ? "acting" : "" },
-    h("th", { scope: "row" }, who(i), i === s.dealer ? h("span", { class: "badge", title: "dealer" }, "D") : null,
-      i === s.holder && !s.best_in_dead_hand && s.trump ? h("span", { class: "badge gold", title: "holds the best trump" }, "★") : null),
+    h("th", { scope: "row" }, who(i), i === s.dealer ? h("span", { class: "badge", role: "img", title: "the dealer", "aria-label": "the dealer" }, "D") : null,
+      i === s.holder && !s.best_in_dead_hand && s.trump ? h("span", { class: "badge gold", role: "img", title: "holds the best trump", "aria-label": "holds the best trump" }, "★") : null),
     h("td", { class: "num" }, chips),
-    h("td", {}, h("span", { class: "pile", "aria-label": plural(s.piles[i], "face-down card") },
+    h("td", {}, h("span", { class: "pile", role: "img", "aria-label": plural(s.piles[i], "face-down card") },
       Array.from({ length: s.piles[i] }, () => h("span", { class: "pcard back mini", "aria-hidden": "true" }, "")),
       s.piles[i] ? "" : "—"),
     i === viewer ? pileMoves(play, one) : null)));
@@ -99,3 +99,10 @@ function auctionMoves(play, one, s, a, viewer) {
     play.move(one("decline"), { id: "board-decline" }, "Decline (keep it)", "Decline the bid and keep the card?"));
   return parts.some(Boolean) ? h("div", { class: "board-moves-inline", role: "group", "aria-label": "Your move in the sale" }, parts) : null;
 }
+
+// What the replay's jumps land on (replay.js): each kind names the events that open one (the
+// event's own version is where the jump lands) and how a person numbers them. A kind with no
+// event in a game is left out.
+export const jumps = [
+  { kind: "Deal", plural: "Deals", types: ["antes"], number: (d) => d.deal },
+  { kind: "Auction", plural: "Auctions", types: ["offer", "offer_blind"] }];

@@ -144,3 +144,8 @@ export function draw(s, ctx) {
   return h("div", { class: "layout spekulation" }, play.confirmBar(), track, h("div", { class: "row" }, turn, hand), table, players,
     prices, play.rest());
 }
+
+// What the replay's jumps land on (replay.js): each kind names the events that open one (the
+// event's own version is where the jump lands) and how a person numbers them. A kind with no
+// event in a game is left out.
+export const jumps = [{ kind: "Turn", plural: "Turns", types: ["turn_started"], number: (d) => d.turn }];
