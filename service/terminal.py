@@ -185,7 +185,7 @@ def play(game_type: str, players: int, level: str, name: str, options=None, read
         claimed = http.post(f"/v1/games/{game_id}/seats/0", json={"name": name}).json
         auth = {"Authorization": f"Bearer {claimed['token']}"}
         leave_level = created.json["platform_options"].get("leave_level") or "heuristic"
-        print(f"{game_type}: you ({name}) at seat 0 against {players - 1} {level} bots; game {game_id}")
+        print(f"{game_type}: you ({name}) at seat 1 against {players - 1} {level} bots; game {game_id}")
         seen, moves, me = 0, 0, 0
         while True:
             if me is None:   # left: the spectator's view, the game played to its end by the bots
@@ -209,7 +209,7 @@ def play(game_type: str, players: int, level: str, name: str, options=None, read
             action = _choose(view["legal_actions"], game_type, read, leave_level)
             if action is LEAVE:
                 left = http.post(f"/v1/games/{game_id}/leave", json={}, headers=auth).json
-                print(f"you left: a {left['level']} bot plays seat 0 from now on; watching the game to its end")
+                print(f"you left: a {left['level']} bot plays seat 1 from now on; watching the game to its end")
                 me, auth = None, {}
                 continue
             moves += 1

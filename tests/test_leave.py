@@ -192,7 +192,7 @@ def test_a_player_who_leaves_is_replaced_by_a_bot_and_the_game_finishes(api):
     assert [e["data"] for e in events if e["type"] == "seat.left"] == [{"seat": 1, "level": "random"}]
     words = api.http.post("/web/api/words", json={"game_id": game_id, "after": 0,
                                                    "until": left.json["version"]}).json["events"]
-    assert words[-1]["text"] == "guest1 leaves the game: a random bot plays seat 1 from now on."
+    assert words[-1]["text"] == "guest1 leaves the game: a random bot plays seat 2 from now on."   # seat 1, counted from 1
     _play_people(api, game_id, {0: tokens[0]}, random.Random(2))
     game = api.http.get(f"/v1/games/{game_id}").json
     assert game["status"] == "scored" and game["seats"][1]["left"] is True

@@ -41,8 +41,8 @@ def test_leaving_in_process_asks_first_then_the_bots_play_to_the_end(capsys):
     assert out.count("Leave this game? A heuristic bot takes your seat over and plays it to the end; "
                      "you cannot come back to it.") == 2
     assert "  you stay" in out
-    assert "you left: a heuristic bot plays seat 0 from now on; watching the game to its end" in out
-    assert "tess leaves the game: a heuristic bot plays seat 0 from now on." in out
+    assert "you left: a heuristic bot plays seat 1 from now on; watching the game to its end" in out
+    assert "tess leaves the game: a heuristic bot plays seat 1 from now on." in out   # people count seats from 1
     assert summary["status"] == "scored" and summary["seats"][0]["left"] is True
     assert "verify: OK" in out
     assert [p.split(" ")[0] for p in read.asked] == ["Choose", "Type", "Choose", "Type"]   # nothing after the leave

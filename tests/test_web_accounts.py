@@ -97,11 +97,11 @@ def test_an_account_through_the_pages(page, server, tmp_path):
     game_id = urlparse(page.url).path.split("/")[3]
     web_kit.wait_status(page, ["open"])
     page.goto(server.url + "/web/")
-    page.click(f"#open-games li:has-text('{game_id}') button:has-text('Take seat 1')")
+    page.click(f"#open-games li:has-text('{game_id}') button:has-text('Take seat 2')")   # API seat 1: people count from 1
     page.wait_for_url(re.compile(r".*/web/games/\w+\?seat=1$"))
     web_kit.wait_status(page, ["active", "ended", "scored"])
     assert f"You are playing {USERNAME}" in page.inner_text("#status")
-    assert page.locator("#status .seat-picker a:has-text('Play seat 0')").count() == 1        # the other seat, to switch to
+    assert page.locator("#status .seat-picker a:has-text('Play seat 1')").count() == 1        # the other seat, to switch to
     assert page.evaluate(f"JSON.parse(localStorage.getItem('speculation.seats') || '{{}}')['{game_id}']") is None
     seats = api(server, "GET", f"/v1/games/{game_id}").json["seats"]
     assert [s.get("name") for s in seats[:2]] == [USERNAME, USERNAME] and not seats[0].get("guest")

@@ -95,13 +95,13 @@ def test_a_guest_leaves_at_the_table_and_the_bot_plays_the_game_to_its_end(serve
         assert session.seats[0].left and session.seats[0].level == "random" and session.version > version
         assert "You are watching as a spectator." in page.locator("#status").inner_text()
         assert page.locator("#leave-game").count() == 0
-        assert "Bot 0 (random) for alice, who left" in page.locator("#players").inner_text()
+        assert "Bot 1 (random) for alice, who left" in page.locator("#players").inner_text()
         kept = json.loads(page.evaluate("localStorage.getItem('speculation.seats')"))
         assert str(0) not in kept.get(game_id, {})
         assert api(server, "GET", f"/v1/games/{game_id}/view", token).json["error"]["code"] == "seat_left"
         _until(page, "document.body.dataset.status === 'scored'", 60.0)
         assert page.locator("#result").inner_text()
-        assert "leaves the game: a random bot plays seat 0 from now on." in page.locator("#log").inner_text()
+        assert "leaves the game: a random bot plays seat 1 from now on." in page.locator("#log").inner_text()
         page.screenshot(path=f"{SHOTS}/leave-guest-desktop-after.png", full_page=True)
         page.reload()                            # a reload watches too: the token is gone
         _until(page, "document.body.dataset.status === 'scored'")
@@ -143,7 +143,7 @@ def test_an_account_leaves_on_a_phone_and_stays_a_spectator(server, chromium):
         page.goto(server.url + "/web/my-games")     # ann's games say she left this one
         row = page.locator(f"li.game[data-game='{game_id}']")
         row.wait_for()
-        assert "You left" in row.inner_text() and "Bot 0 for ann (you left)" in row.inner_text()
+        assert "You left" in row.inner_text() and "Bot 1 for ann (you left)" in row.inner_text()
         assert "Your turn" not in row.inner_text()
         page.screenshot(path=f"{SHOTS}/leave-account-phone-my-games.png")
         # bob plays on against the bot that took ann's seat

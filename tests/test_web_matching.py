@@ -169,7 +169,7 @@ def test_challenge_accept_rematch_decline_cancel(ann, ben, server):
     row.wait_for(timeout=10000)
     assert "ann challenges you" in row.inner_text()
     ben.wait_for_selector(f"#open-games li[data-game='{game_id}'] button.accept")   # the lobby's row: Accept, no Take seat
-    assert "seat 1 reserved for ben (you)" in ben.inner_text(f"#open-games li[data-game='{game_id}']")
+    assert "seat 2 reserved for ben (you)" in ben.inner_text(f"#open-games li[data-game='{game_id}']")
     assert no_horizontal_scroll(ben)
     shot(ben, "matching-invitations")
     row.locator("button.accept").click()
@@ -177,7 +177,7 @@ def test_challenge_accept_rematch_decline_cancel(ann, ben, server):
     web_kit.wait_status(ben, ["active", "ended", "scored"])
     web_kit.wait_status(ann, ["active", "ended", "scored"])
     assert ann.locator("#invitation").is_hidden()
-    ann.wait_for_function("document.querySelector('#log').innerText.includes('ben takes seat 1.')")
+    ann.wait_for_function("document.querySelector('#log').innerText.includes('ben takes seat 2.')")
 
     # --- played to the end; ann asks a rematch, ben's finished table shows her offer live
     play_through_api(server, game_id, [token_of(server, ANN), token_of(server, BEN)])

@@ -75,8 +75,8 @@ def test_words_endpoint_words_the_servers_own_record():
     answer = http.post("/web/api/words", json={"game_id": game_id, "after": 0, "actions": True},
                        headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 200
-    assert answer.json["events"][1] == {"version": 2, "type": "seat.claimed", "text": "<b>eve</b> takes seat 0."}
-    assert answer.json["seat_labels"][:2] == ["<b>eve</b> (you)", "Bot 1"]  # the pages insert text, never HTML
+    assert answer.json["events"][1] == {"version": 2, "type": "seat.claimed", "text": "<b>eve</b> takes seat 1."}
+    assert answer.json["seat_labels"][:2] == ["<b>eve</b> (you)", "Bot 2"]  # text, never HTML; seats counted from 1
     templates = http.post("/web/api/words", json={"type": "speculation",
                                                   "actions": [{"type": "bid", "amount": {"min": 5, "max": 30}}]})
     assert templates.json == {"actions": ["Bid 5–30 chips"]}

@@ -114,7 +114,7 @@ class TableChat:
                 if held.account:
                     name = self.core.account_name(held.account)[0]
                 else:
-                    name, guest = held.name or f"Seat {seat}", held.name is not None
+                    name, guest = held.name or f"Seat {seat + 1}", held.name is not None   # people count from 1
             elif account:
                 name = self.core.account_name(account)[0]
             else:

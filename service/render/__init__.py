@@ -38,6 +38,11 @@ def _who(seats, viewer):
     return lambda seat: seat_label(seats, seat, viewer)
 
 
+def _person_seat(seat):
+    """A seat number as people count (from 1); the API's seats are 0-based."""
+    return seat + 1 if isinstance(seat, int) else seat
+
+
 def describe_event(game_type: str, event: dict, seats: Optional[list] = None, viewer: Optional[int] = None) -> str:
     """One event (as the API shows it: type, data, cmd) in words."""
     t = event.get("type", "")
@@ -52,11 +57,12 @@ def describe_event(game_type: str, event: dict, seats: Optional[list] = None, vi
         name = d.get("name")
         if name is None and isinstance(d.get("seat"), int) and 0 <= d["seat"] < len(seats or []):
             name = seats[d["seat"]].get("name")   # an account's seat: its name is the seat's, not the event's
-        return f"{name} takes seat {d.get('seat')}."
+        return f"{name} takes seat {_person_seat(d.get('seat'))}."
     if t == "seat.left":
         seat = d.get("seat")
         info = seats[seat] if isinstance(seat, int) and 0 <= seat < len(seats or []) else {}
-        return f"{info.get('name') or f'Seat {seat}'} leaves the game: a {d.get('level')} bot plays seat {seat} from now on."
+        shown = _person_seat(seat)
+        return f"{info.get('name') or f'Seat {shown}'} leaves the game: a {d.get('level')} bot plays seat {shown} from now on."
     if t == "game.started":
         return "Every seat is filled: the game starts."
     if t == "game.expired":

@@ -262,11 +262,12 @@ export function gameIdFromPath() {
   return m ? decodeURIComponent(m[1]) : null;
 }
 
+// A seat as a person reads it: people count seats from 1 (the API's seat 0 is "Seat 1").
 export function seatLabel(seats, seat, viewer) {
   if (seat === null || seat === undefined) return "nobody";
   const info = (seats || [])[seat] || {};
   let label = info.kind === "player" && info.name ? info.name
-    : info.kind === "bot" ? (info.left && info.name ? `Bot ${seat} (${info.name} left)` : `Bot ${seat}`) : `Seat ${seat}`;
+    : info.kind === "bot" ? (info.left && info.name ? `Bot ${seat + 1} (${info.name} left)` : `Bot ${seat + 1}`) : `Seat ${seat + 1}`;
   if (info.kind === "player" && info.guest) label += " (guest)";
   if (viewer !== null && viewer !== undefined && seat === viewer) label += " (you)";
   return label;

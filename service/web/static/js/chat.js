@@ -111,7 +111,7 @@ function drawMutes() {
     ((st.seats[i] || {}).kind === "player" || (st.seats[i] || {}).left));
   replace(els.mutes, others.length ? [h("span", { class: "muted" }, "Mute: "), others.map((i) => {
     const on = st.muted.includes(i);
-    const label = (st.labels[i] || `Seat ${i}`).replace(/ \(you\)$/, "");
+    const label = (st.labels[i] || `Seat ${i + 1}`).replace(/ \(you\)$/, "");
     return h("button", { type: "button", class: "chat-mute link", id: `chat-mute-${i}`, "aria-pressed": String(on),
       title: on ? `Show ${label}'s messages again` : `Hide ${label}'s messages from you`, onclick: () => toggleMute(i) },
     on ? `${label} (muted)` : label);

@@ -30,11 +30,11 @@ function seatRow(i, levels) {
     h("option", { value: "open", selected: i === 0 }, "open (a person)"),
     levels.map((l) => h("option", { value: l, selected: i !== 0 && l === "heuristic" }, `bot: ${l}`)));
   const thinkMs = h("input", { type: "number", id: `${id}-ms`, class: "seat-ms", min: 1, step: "any",
-    inputmode: "numeric", placeholder: "think ms per move (default)", "aria-label": `Seat ${i}: search think time per move, ms`,
+    inputmode: "numeric", placeholder: "think ms per move (default)", "aria-label": `Seat ${i + 1}: search think time per move, ms`,
     hidden: true });
   // a rated game's bots play at their level's default budget: no think time then
   select.addEventListener("change", () => { thinkMs.hidden = select.value !== "search" || ratedChosen(); });
-  return h("div", { class: "field" }, h("label", { for: id }, `Seat ${i}`), select, thinkMs);
+  return h("div", { class: "field" }, h("label", { for: id }, `Seat ${i + 1}`), select, thinkMs);
 }
 
 function seatSpec(select) {
@@ -148,7 +148,7 @@ async function claim(gameId, seat) {
       await api.claimAsAccount(gameId, seat);
       location.href = `/web/games/${gameId}?seat=${seat}`;
     } catch (err) {
-      toast(`Could not take seat ${seat}: ${err.message}`, true);
+      toast(`Could not take seat ${seat + 1}: ${err.message}`, true);
       loadLists();
     }
     return;
@@ -161,7 +161,7 @@ async function claim(gameId, seat) {
     rememberSeat(gameId, seat, claimed.token);
     location.href = `/web/games/${gameId}?seat=${seat}`;
   } catch (err) {
-    toast(`Could not take seat ${seat}: ${err.message}`, true);
+    toast(`Could not take seat ${seat + 1}: ${err.message}`, true);
     loadLists();
   }
 }
@@ -186,9 +186,9 @@ function seatsLine(game) {
   return game.seats.map((s, i) => [i ? ", " : "",
     s.kind === "player" && s.account ? [playerLink(s.name), marksOf(s)]
       : s.kind === "player" ? playerName(s) : s.kind === "bot" ? bot(s)
-        : s.reserved ? h("span", { class: "reserved" }, `seat ${i} reserved for `, s.invited ? playerLink(s.invited) : "an invited player",
+        : s.reserved ? h("span", { class: "reserved" }, `seat ${i + 1} reserved for `, s.invited ? playerLink(s.invited) : "an invited player",
           me && s.reserved === me.id ? " (you)" : "")
-          : `seat ${i} open`]);
+          : `seat ${i + 1} open`]);
 }
 
 // A challenge's or a rematch's line: who asked, when it expires.
@@ -213,7 +213,7 @@ function gameRow(game) {
     game.seats.forEach((s, i) => {
       // a seat reserved for an invited account: only that account takes it (accepting)
       if (s.kind === "open" && !s.reserved) {
-        links.push(h("button", { type: "button", onclick: () => claim(game.game_id, i) }, `Take seat ${i}`));
+        links.push(h("button", { type: "button", onclick: () => claim(game.game_id, i) }, `Take seat ${i + 1}`));
       }
     });
   }

@@ -35,9 +35,9 @@ const titleOf = (name) => (types.find((t) => t.name === name) || { title: name }
 
 function seatName(game, i) {
   const s = game.seats[i] || {};
-  const base = s.kind === "player" && s.name ? s.name : s.kind === "bot" && s.left ? `Bot ${i} for ${s.name || `seat ${i}`}`
-    : s.kind === "bot" ? `Bot ${i}`
-    : s.reserved ? `Seat ${i} (reserved for ${s.invited || "an invited player"})` : `Seat ${i} (open)`;
+  const base = s.kind === "player" && s.name ? s.name : s.kind === "bot" && s.left ? `Bot ${i + 1} for ${s.name || `seat ${i + 1}`}`
+    : s.kind === "bot" ? `Bot ${i + 1}`
+    : s.reserved ? `Seat ${i + 1} (reserved for ${s.invited || "an invited player"})` : `Seat ${i + 1} (open)`;
   const marks = [];
   if (s.kind === "player" && s.guest) marks.push("guest");
   if (s.closed) marks.push("closed account");

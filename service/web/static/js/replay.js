@@ -34,7 +34,7 @@ const els = {
   verify: h("section", { class: "card", id: "verify" }),
   bundle: h("section", { class: "card", id: "bundle", "aria-labelledby": "bundle-h" }),
 };
-const who = (s) => labels[s] || (s === null || s === undefined ? "nobody" : `Seat ${s}`);
+const who = (s) => labels[s] || (s === null || s === undefined ? "nobody" : `Seat ${s + 1}`);   // people count from 1
 
 function slider() {
   const range = h("input", { type: "range", id: "step", min: 1, max: summary.version, value: at, "aria-label": "Version" });
