@@ -26,6 +26,8 @@ import { listenAccount } from "./account-stream.js";
 import { Countdown } from "./clock.js";
 import { endScreen } from "./end-screen.js";
 import { rulesLink } from "./rules-link.js";
+import { EventLog } from "./event-log.js";
+import { TurnAlerts } from "./alerts.js";
 
 const gameId = gameIdFromPath();
 const params = new URLSearchParams(location.search);
@@ -38,8 +40,11 @@ let view = null;
 let glossary = {};
 let look = null;         // the game's title and drawer (draw/index.js)
 let labels = [];
-let log = [];           // [{version, text}]
-let lastVersion = 0;
+// the event log (event-log.js): every event's words in version order, a recent window loaded
+// first; the latest words answer's seat labels, and as whom they were asked
+const log = new EventLog(askLogWords, logChanged);
+let logLabels = { labels: null, version: -1, as: undefined };
+const alerts = new TurnAlerts();
 let source = null;
 let refreshTimer = null;
 // Refreshes overlap (the stream, a move's answer, a timer): each takes a number, and one that a
@@ -70,7 +75,8 @@ const els = {
   log: h("section", { class: "card log", id: "log", "aria-labelledby": "log-h" }),
 };
 
-function who(s) { return labels[s] || (s === null || s === undefined ? "nobody" : `Seat ${s}`); }
+// People count seats from 1; the API's seats are 0-based.
+function who(s) { return labels[s] || (s === null || s === undefined || s < 0 ? "nobody" : `Seat ${s + 1}`); }
 
 const asAccount = () => token !== null && typeof token === "object";
 
@@ -92,7 +98,10 @@ function choose(me, seats) {
 
 // The seat labels, a guest's marked "(guest)": a typed name, not an account's.
 async function readLabels() {
-  const shown = (await api.words(gameId, token)).seat_labels;
+  return labelsFrom((await api.words(gameId, token)).seat_labels);
+}
+
+function labelsFrom(shown) {
   const seats = (view && view.seats) || [];
   return shown.map((label, i) => {
     const s = seats[i] || {};
@@ -126,17 +135,44 @@ async function fetchView() {
   return { ...summary.view, seats: summary.seats, result: summary.result || summary.view.result };
 }
 
-async function describe(events) {
-  if (!events.length) return [];
-  const versions = new Set(events.map((e) => e.version));
-  const [after, until] = [Math.min(...versions) - 1, Math.max(...versions)];
-  const words = await api.eventWords(gameId, token, after, until).catch((err) => {
+// The log's words for the events in (after, until], with the seat labels (one words call a batch).
+async function askLogWords(after, until) {
+  const asked = token;
+  const answer = await api.words(gameId, asked, { after, until }).catch((err) => {
     // the seat's person left meanwhile (here, as the stream brought the leave, or elsewhere):
     // the spectator's words, never a line lost from the log
-    if (err instanceof ApiError && err.code === "seat_left") return api.eventWords(gameId, null, after, until);
+    if (err instanceof ApiError && err.code === "seat_left") return api.words(gameId, null, { after, until });
     throw err;
   });
-  return words.filter((w) => versions.has(w.version));
+  answer.asked = answer.viewer === null && asked !== null ? null : asked;
+  return answer;
+}
+
+function logChanged(answer) {
+  if (answer && answer.version >= logLabels.version) {
+    logLabels = { labels: answer.seat_labels, version: answer.version, as: answer.asked };
+  }
+  drawLog();
+}
+
+// Events as they came (the stream, a move's answer): their data the page keeps (why a game
+// expired or was abandoned), then the log reaches their versions in words.
+function noteEvents(events) {
+  if (!events.length) return;
+  const ended = events.find((e) => e.type === "game.expired");
+  if (ended) expiredWhy = ended.data || {};
+  const abandoned = events.find((e) => e.type === "game.abandoned");
+  if (abandoned) abandonedWhy = abandoned.data || {};
+  reachLog(Math.max(...events.map((e) => e.version)));
+}
+
+let logRetry = null;
+function reachLog(version) {
+  return log.reach(version).catch(() => {
+    // the versions not put into words stay asked for: once more shortly, and at every refresh
+    clearTimeout(logRetry);
+    logRetry = setTimeout(() => reachLog(version), 2000);
+  });
 }
 
 // Each player's rating of this game's type, asked once a seat (its account's profile; in a
@@ -162,14 +198,14 @@ function playersLine() {
     seats.map((s, i) => {
       const you = i === seat ? " (you)" : "";
       const item = s.left
-        ? h("span", { class: "left-seat" }, `Bot ${i} (${s.level}) for `, s.account ? playerLink(s.name) : s.name || `seat ${i}`,
+        ? h("span", { class: "left-seat" }, `Bot ${i + 1} (${s.level}) for `, s.account ? playerLink(s.name) : s.name || `seat ${i + 1}`,
           ", who left", me && s.account === me.id ? " (you)" : "")
         : s.kind === "player" && s.account
         ? [playerLink(s.name), s.closed ? " (closed account)" : "", you, badge(s.name)]
         : s.kind === "bot" && platform.rated
-          ? [`Bot ${i} (`, playerLink(s.level), ")", badge(s.level)]
+          ? [`Bot ${i + 1} (`, playerLink(s.level), ")", badge(s.level)]
           : s.kind === "open" && s.reserved
-            ? h("span", { class: "reserved" }, `Seat ${i}: ${view.status === "expired" ? "was reserved" : "reserved"} for `,
+            ? h("span", { class: "reserved" }, `Seat ${i + 1}: ${view.status === "expired" ? "was reserved" : "reserved"} for `,
               s.invited ? playerLink(s.invited) : "an invited player", me && s.reserved === me.id ? " (you)" : "")
             : who(i);
       return [i ? " · " : "", h("span", { class: "seat-player", dataset: { seat: i } }, item)];
@@ -190,9 +226,9 @@ function drawStatus() {
   const seatPicker = st === "expired" ? null : h("div", { class: "seat-picker" },
     h("span", {}, seat === null ? "You are watching as a spectator." : `You are playing ${who(seat).replace(/ \(you\)$/, "")}.`),
     playable.filter((s) => Number(s) !== seat).map((s) =>
-      h("a", { class: "button", href: `?seat=${s}` }, `Play seat ${s}${labels[s] ? ` (${labels[s].replace(/ \(you\)$/, "")})` : ""}`)),
+      h("a", { class: "button", href: `?seat=${s}` }, `Play seat ${Number(s) + 1}${labels[s] ? ` (${labels[s].replace(/ \(you\)$/, "")})` : ""}`)),
     seat !== null ? h("a", { class: "button", href: "?spectator=1" }, "Watch as spectator") : null,
-    drawLeave());
+    drawLeave(), seat !== null ? alerts.el : null);
   // another seat this device plays is to act: a link to it
   const waiting = playable.map(Number).filter((s) => s !== seat && toAct.includes(s));
   const clock = clockText(platform.turn_timeout);
@@ -206,8 +242,8 @@ function drawStatus() {
     h("p", { class: yours ? "turn yours" : "turn" }, yours ? "Your move. " : "", line),
     view.result ? h("p", { class: "result", id: "result" }, resultText(view.result)) : null,
     view.status === "scored" && view.result ? endScreen(gameId, who) : null,
-    waiting.length ? h("p", { class: "turn yours" }, `Your seat ${waiting[0]} is to act: `,
-      h("a", { href: `?seat=${waiting[0]}` }, `play seat ${waiting[0]}`)) : null,
+    waiting.length ? h("p", { class: "turn yours" }, `Your seat ${waiting[0] + 1} is to act: `,
+      h("a", { href: `?seat=${waiting[0]}` }, `play seat ${waiting[0] + 1}`)) : null,
     seatPicker);
 }
 
@@ -408,7 +444,7 @@ async function leave() {
   const was = seat;
   try {
     const done = await api.leave(gameId, token);
-    toast(`You left the game: a ${done.level} bot plays seat ${done.seat} from now on. You are watching as a spectator.`);
+    toast(`You left the game: a ${done.level} bot plays seat ${done.seat + 1} from now on. You are watching as a spectator.`);
   } catch (err) {
     if (!(err instanceof ApiError && err.code === "seat_left")) {
       toast(`You did not leave: ${err.message}`, true);
@@ -465,11 +501,65 @@ async function drawActions(overtaken = () => false) {
       view.status === "scored" ? h("a", { class: "button", href: `/web/games/${gameId}/replay` }, "Replay this game") : null);
     return;
   }
-  const words = await api.words(gameId, token, { actions: true, version: view.version });
-  if (overtaken()) return;
+  const key = legalKey(seat, legal);
+  if (sameLegal(key, actionsDrawn)) return;
+  const words = await actionWordsAt(view.version);
+  if (overtaken() || sameLegal(key, actionsDrawn)) return;
+  const kept = typedValues(els.actions);
   replace(els.actions, heading, actionControls(legal, words.actions, view.type, post));
+  actionsDrawn = key;
+  const refocus = restoreTyped(els.actions, kept);
   const first = els.actions.querySelector("button, input");
-  if (first && document.activeElement === document.body) first.focus({ preventScroll: true });
+  if (refocus) refocus.focus({ preventScroll: true });
+  else if (first && document.activeElement === document.body) first.focus({ preventScroll: true });
+}
+
+// The controls are drawn again only when the seat's legal actions change (the same JSON: the
+// same controls), so a half-typed amount or a click under way is never lost to an event that
+// changed nothing for this seat (the board keeps the same rule: its key holds the legal actions).
+let actionsDrawn = null;
+const legalKey = (forSeat, legal) => JSON.stringify([forSeat, legal]);
+const sameLegal = (key, drawn) => drawn !== null && key === drawn && els.actions.querySelector(".controls") !== null;
+
+// The words of the seat's legal actions at a version, asked once (drawActions and the board ask alike).
+const actionWords = { key: null, answer: null };
+function actionWordsAt(version) {
+  const key = `${seat}:${version}`;
+  if (actionWords.key !== key) {
+    actionWords.key = key;
+    actionWords.answer = api.words(gameId, token, { actions: true, version }).catch((err) => {
+      actionWords.key = null;
+      throw err;
+    });
+  }
+  return actionWords.answer;
+}
+
+// What a person typed into a template's fields (not its drawn default), by the template and field.
+function typedValues(box) {
+  const out = new Map();
+  for (const form of box.querySelectorAll("form.template")) {
+    for (const input of form.querySelectorAll("input")) {
+      if (input.value !== input.defaultValue || input === document.activeElement) {
+        out.set(`${form.dataset.action}|${input.name}`, { value: input.value, focused: input === document.activeElement });
+      }
+    }
+  }
+  return out;
+}
+
+// Typed values put back into the templates that still exist; the field that had the focus, if any.
+function restoreTyped(box, kept) {
+  let focus = null;
+  for (const form of box.querySelectorAll("form.template")) {
+    for (const input of form.querySelectorAll("input")) {
+      const typed = kept.get(`${form.dataset.action}|${input.name}`);
+      if (!typed) continue;
+      input.value = typed.value;
+      if (typed.focused) focus = input;
+    }
+  }
+  return focus;
 }
 
 async function post(action) {
@@ -478,7 +568,7 @@ async function post(action) {
   els.actions.setAttribute("aria-busy", "true");
   try {
     const done = await api.act(gameId, token, action);
-    await addEvents(done.events || []);
+    noteEvents(done.events || []);
   } catch (err) {
     toast(err.status === 409 ? "The game moved on before your move arrived: here is the table now."
       : `Not accepted: ${err.message}`, true);
@@ -489,28 +579,36 @@ async function post(action) {
   }
 }
 
+// The move list: every event held, newest first, each a link to the replay at its version; the
+// earlier moves a window at a time on demand.
+const logParts = { list: null, earlier: null };
 function drawLog() {
-  const items = log.slice(-200).reverse();
-  replace(els.log, h("h2", { id: "log-h" }, "What happened"),
-    h("ol", { class: "events", reversed: true }, items.map((e) =>
-      h("li", { value: e.version }, h("span", { class: "v" }, `#${e.version}`), " ", e.text))),
-    h("p", { class: "small" }, h("a", { href: `/web/games/${gameId}/replay` }, "Step through the whole game (replay)")));
+  if (!logParts.list) {
+    logParts.list = h("ol", { class: "events move-list", reversed: true, id: "move-list" });
+    logParts.earlier = h("p", { class: "earlier" });
+    replace(els.log, h("h2", { id: "log-h" }, "What happened"),
+      h("p", { class: "small muted" }, "Newest first; open one to replay the game from that move."),
+      logParts.list, logParts.earlier,
+      h("p", { class: "small" }, h("a", { href: `/web/games/${gameId}/replay` }, "Step through the whole game (replay)")));
+  }
+  const replayAt = (v) => `/web/games/${encodeURIComponent(gameId)}/replay?at=${v}`;
+  replace(logParts.list, log.list().reverse().map((e) =>
+    h("li", { value: e.version, dataset: { version: e.version } },
+      h("a", { href: replayAt(e.version), class: "move" }, h("span", { class: "v" }, `#${e.version}`), " ", e.text))));
+  const busy = Boolean(log.earlierRunning);
+  replace(logParts.earlier, log.hasEarlier ? h("button", { type: "button", id: "earlier-moves", disabled: busy,
+    "aria-describedby": "earlier-what", onclick: showEarlier }, busy ? "Loading earlier moves…" : "Show earlier moves") : null,
+  log.hasEarlier ? h("span", { class: "small muted", id: "earlier-what" }, ` #1 to #${log.from} not loaded`) : null);
+  document.body.dataset.logFrom = String(log.from ?? 0);
+  document.body.dataset.logTo = String(log.to);
 }
 
-async function addEvents(events) {
-  const fresh = events.filter((e) => e.version > lastVersion);
-  if (!fresh.length) return;
-  const ended = fresh.find((e) => e.type === "game.expired");
-  if (ended) expiredWhy = ended.data || {};
-  const abandoned = fresh.find((e) => e.type === "game.abandoned");
-  if (abandoned) abandonedWhy = abandoned.data || {};
-  lastVersion = Math.max(lastVersion, ...fresh.map((e) => e.version));
-  const described = await describe(fresh);
-  // Batches come from the stream, a move's answer and a refresh at once, and their words may
-  // come back in any order (one waits on a retry): the log is kept in version order.
-  log.push(...described);
-  log.sort((a, b) => a.version - b.version);
+async function showEarlier() {
+  const done = log.earlier();
   drawLog();
+  try { await done; } catch (err) { toast(`Could not load the earlier moves: ${err.message}`, true); }
+  drawLog();
+  $("#earlier-moves")?.focus();
 }
 
 // The board, with the seat's legal actions on its pieces (draw/play.js): their words are asked
@@ -562,18 +660,20 @@ async function refresh() {
     if (overtaken()) return;
     view = fresh;
     countdown.sync(view.server_time, sent, Date.now());
-    labels = await readLabels();
+    // the seat labels come with the log's words of this version, else are asked on their own
+    await reachLog(view.version);
+    if (overtaken()) return;
+    labels = logLabels.version >= view.version && logLabels.as === token ? labelsFrom(logLabels.labels) : await readLabels();
     if (overtaken()) return;
     askRatings(view.seats);
+    const yours = seat !== null && view.status === "active" && (view.to_act || []).includes(seat) &&
+      (view.legal_actions || []).length > 0;
+    alerts.update(yours, `${look.title}, game ${gameId}`);
     drawStatus();
     countdown.show(view, who, seat);
     drawBoard();
     await drawActions(overtaken);
     if (overtaken()) return;
-    if (view.version > lastVersion) {
-      const missing = await api.events(gameId, token, lastVersion);
-      await addEvents(missing.events);
-    }
     drawInvite();
     if (canRematch()) watchRematch();
     document.body.dataset.version = String(view.version);
@@ -599,11 +699,11 @@ async function listen() {
       return;
     }
   }
-  source = new EventSource(api.streamUrl(gameId, asAccount() ? token : null, lastVersion, ticket));
-  source.addEventListener("game-event", async (msg) => {
+  source = new EventSource(api.streamUrl(gameId, asAccount() ? token : null, log.target, ticket));
+  source.addEventListener("game-event", (msg) => {
     const body = JSON.parse(msg.data);
-    if (body.event.version > lastVersion) {
-      await addEvents([body.event]);
+    if (body.event.version > log.target) {
+      noteEvents([body.event]);
       soon();
     }
     if (["scored", "expired", "abandoned"].includes(body.status)) { source.close(); soon(); }
@@ -630,9 +730,13 @@ async function start() {
     replace(main, h("p", { class: "error card" }, `No such game, or the service did not answer: ${err.message}`));
     return;
   }
-  const all = await api.events(gameId, token, 0);
-  labels = await readLabels();
-  await addEvents(all.events);
+  alerts.setTitle(`${look.title} · Speculation games`);
+  // a recent window of the log, not every event: earlier moves on demand
+  await log.open(view.version).catch(() => {});
+  if (["expired", "abandoned"].includes(view.status)) {
+    // why it ended is in its last event's data, which the words do not carry
+    noteEvents((await api.events(gameId, token, Math.max(0, view.version - 5)).catch(() => ({ events: [] }))).events);
+  }
   await refresh();
   listen();
 }
