@@ -204,6 +204,12 @@ def test_simultaneous_choices_turn_alerts_and_a_long_games_log_on_a_phone(server
         assert page.evaluate("document.querySelector('link[rel~=icon]').dataset.badge") == ""
         assert 0 not in api(server, "GET", f"/v1/games/{game_id}").json["to_act"]
 
+        # --- the sound toggle, off by default, kept on this device
+        assert page.get_attribute("#alert-sound", "aria-pressed") == "false"
+        page.click("#alert-sound")
+        assert page.get_attribute("#alert-sound", "aria-pressed") == "true"
+        assert page.evaluate("JSON.parse(localStorage.getItem('speculation.alerts')).sound") is True
+
         # --- the turn comes back: the title says so again, and it counted as an arrival
         _drive(server, game_id, tokens, lambda s: 0 in s["to_act"] or s["status"] != "active", rng, seats=(1, 2))
         _until(page, "document.body.dataset.yourTurn === 'yes'")
