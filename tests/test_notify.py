@@ -127,7 +127,25 @@ def commands_processed(client) -> int:
     return int(client.info("stats")["total_commands_processed"])
 
 
-def test_an_idle_waiter_costs_no_redis_command(real_redis):
+@pytest.fixture
+def own_redis():
+    """A server of this test's own: the worker's shared one may still hear a command from an
+    earlier test's thread winding down (seen once: 2 commands in the idle span, not 1)."""
+    import redis
+
+    from ops.drills.redis_server import RedisProcess, redis_server_path
+
+    if redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    server = RedisProcess().start()
+    client = redis.Redis.from_url(server.url)
+    yield client
+    client.close()
+    server.stop()
+
+
+def test_an_idle_waiter_costs_no_redis_command(own_redis):
+    real_redis = own_redis
     store = RedisEventStore(real_redis)
     append(store, "idle")
     notifier = RedisNotifier(real_redis, store.head)
