@@ -19,13 +19,11 @@ DATA ?= var
 serve: $(STAMP)
 	$(BIN)/speculation serve --port $(PORT) --data $(DATA)
 
-# The whole suite in parallel: pytest-xdist, three workers a core (TEST_WORKERS=2 to choose: much
-# of the suite waits on servers, browsers and subprocesses it starts; with two a core the CPUs
-# were busy 1.5 of 2 on average), each
-# worker with its own Redis servers, ports and folders; tests marked `timing` run one at a time
-# under the normal scheduling policy, the others under SCHED_IDLE (tests/conftest.py). It ends
-# with the 25 slowest tests. TEST_ARGS="-k stack" narrows.
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(3 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))')
+# The whole suite in parallel: pytest-xdist, two workers a core (TEST_WORKERS=2 to choose: much
+# of the suite waits on servers and subprocesses it starts, so a core has room for two), each
+# worker with its own Redis servers, ports and folders; tests marked `timing` run while no other
+# test does (tests/conftest.py). It ends with the 25 slowest tests. TEST_ARGS="-k stack" narrows.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))')
 # Bytecode (and pytest's rewritten test modules) cached under .venv even where the environment
 # says PYTHONDONTWRITEBYTECODE: else every xdist worker and every process a test starts compiles
 # the project again (collection took 10 s of CPU a worker instead of 3). Nothing lands in the tree.

@@ -12,38 +12,19 @@ from events.store import MemoryEventStore, RedisEventStore
 from ops.drills.redis_server import RedisProcess, redis_server_path
 
 
-# --- tests that judge a latency or a wall-clock bound -------------------------------------------
-# Under pytest-xdist, where the run may change scheduling policies (root, as CI and `make test`
-# here run), every test runs under SCHED_IDLE (inherited by every server, worker and browser it
-# starts; a nice value cannot do it: Chromium as root sets its own to -8) and a `timing` test
-# under the normal policy, one timing test at a time: the kernel gives a timing test the CPU it
-# asks for while the other workers go on in what it leaves, so the timing tests are spread
-# through the run instead of stopping every worker in turn.
-# Without that right, the older way: every test holds a shared lock while it runs and a timing
-# test holds it exclusively, with a turnstile in front so that a waiting timing test is not
-# starved; the timing tests then run last, one after another.
+# --- tests that judge a latency or a wall-clock bound run alone -------------------------------
+# Under pytest-xdist every test holds a shared lock while it runs and a `timing` test holds it
+# exclusively, so no other test runs beside one. A turnstile lock in front keeps the workers
+# from starving a waiting timing test: once it queues, no new test starts until it has run.
 
 LOCKS = "SPECULATION_TEST_LOCKS"
 
 
-def _can_raise_priority() -> bool:
-    return hasattr(os, "SCHED_IDLE") and os.geteuid() == 0
-
-
-def _schedule(policy) -> None:
-    """The calling thread's policy (Linux keeps it a thread; the tests run on the main one),
-    inherited by the threads and processes it starts from here on."""
-    os.sched_setscheduler(0, policy, os.sched_param(0))
-
-
 def pytest_configure(config):
-    """The controller of a parallel run makes the lock folder; its workers inherit the path
-    and, where they may, lower their own priority."""
+    """The controller of a parallel run makes the lock folder; its workers inherit the path."""
     if getattr(config.option, "numprocesses", None) and LOCKS not in os.environ:
         os.environ[LOCKS] = tempfile.mkdtemp(prefix="speculation-test-locks-")
         config._speculation_locks = os.environ[LOCKS]
-    if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(LOCKS) and _can_raise_priority():
-        _schedule(os.SCHED_IDLE)
 
 
 def pytest_sessionstart(session):
@@ -65,21 +46,11 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     """After pytest-randomly's shuffle (kept within each part): the long drills first, so no
-    worker is left with one at the end. The timing tests: spread evenly through the first
-    two thirds of the run where priorities do the work (one at a time, each beside the other
-    workers' tests, ending well before the run does), else last, one after another."""
-    timing = [item for item in items if item.get_closest_marker("timing")]
-    others = [item for item in items if not item.get_closest_marker("timing")]
-    others.sort(key=lambda item: 0 if item.get_closest_marker("slow") else 1)
-    if not (_can_raise_priority() and timing):
-        items[:] = others + timing
-        return
-    spread, every = [], max(1, (2 * len(others)) // (3 * len(timing)))
-    for n, item in enumerate(others):
-        if n % every == 0 and timing:
-            spread.append(timing.pop(0))
-        spread.append(item)
-    items[:] = spread + timing
+    worker is left with one at the end, and the timing tests last, so they run one after
+    another at the end instead of each stopping every worker in the middle of the run."""
+    def part(item):
+        return 2 if item.get_closest_marker("timing") else 0 if item.get_closest_marker("slow") else 1
+    items.sort(key=part)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -89,19 +60,6 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     alone = item.get_closest_marker("timing") is not None
-    if _can_raise_priority():
-        if not alone:
-            yield
-            return
-        with open(os.path.join(folder, "timing"), "a") as one_at_a_time:
-            fcntl.flock(one_at_a_time, fcntl.LOCK_EX)
-            _schedule(os.SCHED_OTHER)
-            try:
-                yield
-            finally:
-                _schedule(os.SCHED_IDLE)
-                fcntl.flock(one_at_a_time, fcntl.LOCK_UN)
-        return
     with open(os.path.join(folder, "turnstile"), "a") as turnstile, open(os.path.join(folder, "running"), "a") as running:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(running, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)

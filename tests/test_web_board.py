@@ -157,7 +157,7 @@ def test_big_shot_played_on_the_board(server, chromium, shots):
                 placed.append(names[0])
             return False
 
-        seen = play_on_the_board(page, random.Random(1), timeout=80, before_move=look_at_placing)
+        seen = play_on_the_board(page, random.Random(1), timeout=180, before_move=look_at_placing)
         assert placed, "seat 0 never placed a cube"
         assert any(q.startswith("Place ") for q in seen) and any(q.startswith(("Bid ", "Pass?")) for q in seen)
         _finish(page, server, game_id, shots, "big-shot")
@@ -201,7 +201,7 @@ def test_speculate_played_on_the_board_with_a_cost_preview(server, chromium, sho
         return True
 
     try:
-        seen = play_on_the_board(page, random.Random(2), timeout=60, before_move=check_preview)
+        seen = play_on_the_board(page, random.Random(2), timeout=180, before_move=check_preview)
         assert checked, "seat 0 never had a trade to preview"
         assert any(q.startswith("Play ") for q in seen)
         _finish(page, server, game_id, shots, "speculate")
@@ -245,7 +245,7 @@ def test_spekulation_played_on_the_board(server, chromium, shots):
                     page.screenshot(path=f"{shots}/board-spekulation.png")
             return False
 
-        seen = play_on_the_board(page, random.Random(3), timeout=80, before_move=look_at_markers)
+        seen = play_on_the_board(page, random.Random(3), timeout=180, before_move=look_at_markers)
         assert markers
         assert any(q.startswith("Play ") for q in seen + seen_here), (seen + seen_here)[:10]
         _finish(page, server, game_id, shots, "spekulation")
@@ -256,7 +256,7 @@ def test_spekulation_played_on_the_board(server, chromium, shots):
 def test_speculation_played_on_the_board_at_phone_size(server, chromium, shots):
     game_id, _, page = _table(server, chromium, "speculation", 3, {"deals": 2}, PHONE)
     try:
-        seen = play_on_the_board(page, random.Random(4), timeout=60)
+        seen = play_on_the_board(page, random.Random(4), timeout=180)
         assert seen, "seat 0 never moved"
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE[0]
         _finish(page, server, game_id, shots, "speculation-phone")
