@@ -81,6 +81,7 @@ def assert_requests_covered(page, game_id, server):
     del tokens
 
 
+@pytest.mark.timing   # a game by clicks against a live table: under the full suite's load it missed its waits once
 @pytest.mark.parametrize("game_type", [t.name for t in game_types()])
 def test_a_game_played_to_the_end_through_the_page(page, server, game_type):
     game_id = create_through_lobby(page, server, game_type)
