@@ -611,8 +611,9 @@ async function showEarlier() {
   $("#earlier-moves")?.focus();
 }
 
-// The board, with the seat's legal actions on its pieces (draw/play.js): their words are asked
-// once per version and seat, the board drawn again when they arrive. A board that would come out
+// The board, with the seat's legal actions on its pieces (draw/play.js): their words are the
+// button list's (actionWordsAt: one request per version and seat), the board drawn again when
+// they arrive. A board that would come out
 // the same is not drawn again (a click on a piece is never lost to an unrelated event), and the
 // piece that had the focus gets it back after a redraw.
 const boardWords = { key: null, labels: null, asking: null };
@@ -627,7 +628,7 @@ function drawBoard(force = false) {
   if (legal.length && boardWords.key !== wordsKey) {
     if (boardWords.asking !== wordsKey) {
       boardWords.asking = wordsKey;
-      api.words(gameId, token, { actions: true, version: view.version }).then((words) => {
+      actionWordsAt(view.version).then((words) => {   // the same request as the button list's
         boardWords.key = wordsKey;
         boardWords.labels = words.actions || [];
         // the view on screen may be another object of the same version (a refresh read it again)
