@@ -17,7 +17,8 @@ Redis Cluster too (one slot; the number of keys is fixed, whatever the number of
     {tlog}:head-at       hash: tree size -> the signed tree head published at that size
     {tlog}:checkpointed  hash: game -> the last version logged
     {tlog}:game-leaves   hash: game -> JSON list of its leaves' indexes, ascending
-    {tlog}:lease         the sequencer's lease (SET NX PX, renewed by its holder)
+    {tlog}:lease         the sequencer's lease (SET NX PX, renewed by its holder; its owner is
+                         checked again inside the commit's script: a lapsed holder commits nothing)
     {tlog}:watermark     how far (a time, s) the sequencer has read the touched games
 
 `MemoryTransparencyLog` keeps the same contract in process memory (tests, tools).
@@ -131,7 +132,7 @@ class TransparencyLog(ABC):
     def _entries_at(self, indexes: list[int]) -> list[dict]: ...
 
     @abstractmethod
-    def _commit(self, batch: Batch, hashes: list[bytes]) -> bool: ...
+    def _commit(self, batch: Batch, hashes: list[bytes], owner: str = "") -> bool: ...
 
     @abstractmethod
     def latest_head(self) -> Optional[dict]:
@@ -185,10 +186,11 @@ class TransparencyLog(ABC):
                 tree.truncate(base_size)
         return Batch(base_size, checkpoints, sign(tree_head_payload(base_size + len(checkpoints), root, timestamp)))
 
-    def commit(self, batch: Batch) -> bool:
+    def commit(self, batch: Batch, owner: str = "") -> bool:
         """Append the batch and its head at once, only if the log still has `base_size`
-        leaves: False (and nothing written) when it has moved."""
-        return self._commit(batch, [c.leaf_hash() for c in batch.checkpoints])
+        leaves and, given an `owner`, only while that owner holds the sequencer's lease:
+        False (and nothing written) otherwise."""
+        return self._commit(batch, [c.leaf_hash() for c in batch.checkpoints], owner)
 
     # --- reading -----------------------------------------------------------------------
     def _synced(self, size: int) -> merkle.MerkleTree:
@@ -258,11 +260,18 @@ class StaleBase(ValueError):
 
 # --- Redis -------------------------------------------------------------------------------
 
-# KEYS: hashes, leaves, heads, head-at, checkpointed, game-leaves.
-# ARGV: base size, the head (JSON), its tree size, n, then n times (entry, hash, game, version).
-# The size check comes before the first write: a stale batch changes nothing.
+# KEYS: hashes, leaves, heads, head-at, checkpointed, game-leaves, lease.
+# ARGV: base size, the head (JSON), its tree size, n, then n times (entry, hash, game, version),
+# then the committing sequencer's lease owner ('' for a commit made without the lease).
+# The checks come before the first write: a batch built on a size that moved, or committed by
+# a sequencer whose lease lapsed (the owner is the lease's fencing token, checked here, in the
+# write itself), changes nothing.
 COMMIT_LUA = """
 local size = redis.call('LLEN', KEYS[1])
+local owner = ARGV[#ARGV]
+if owner ~= '' and redis.call('GET', KEYS[7]) ~= owner then
+  return {'lease', size}
+end
 if size ~= tonumber(ARGV[1]) then
   return {'stale', size}
 end
@@ -343,12 +352,12 @@ class RedisTransparencyLog(TransparencyLog):
             raise ValueError(f"the log has no leaf {indexes[found.index(None)]}")
         return [json.loads(e) for e in found]
 
-    def _commit(self, batch, hashes):
+    def _commit(self, batch, hashes, owner=""):
         args: list = [batch.base_size, _dump(batch.head), batch.tree_size, len(hashes)]
         for entry, h, c in zip(batch.entries(), hashes, batch.checkpoints):
             args += [entry, h, c.game, c.version]
-        keys = [KEYS[k] for k in ("hashes", "leaves", "heads", "head-at", "checkpointed", "game-leaves")]
-        reply = self._commit_script(keys=keys, args=args)
+        keys = [KEYS[k] for k in ("hashes", "leaves", "heads", "head-at", "checkpointed", "game-leaves", "lease")]
+        reply = self._commit_script(keys=keys, args=args + [owner])
         return reply[0] == b"ok"
 
     def latest_head(self):
@@ -431,9 +440,11 @@ class MemoryTransparencyLog(TransparencyLog):
                 raise ValueError(f"the log has no leaf {missing[0]}")
             return [json.loads(self._s.entries[i]) for i in indexes]
 
-    def _commit(self, batch, hashes):
+    def _commit(self, batch, hashes, owner=""):
         with self._lock:
             s = self._s
+            if owner and (s.lease is None or s.lease[0] != owner or s.lease[1] <= self._clock()):
+                return False
             if len(s.hashes) != batch.base_size:
                 return False
             for index, (entry, h, c) in enumerate(zip(batch.entries(), hashes, batch.checkpoints), start=batch.base_size):
@@ -551,7 +562,7 @@ def sequence(log_: TransparencyLog, store, index, sign: Callable[[dict], dict], 
             built = log_.build(base_size, checkpoints, sign, now_ms)
         except StaleBase as stale:
             return BatchResult(True, len(touched), 0, stale.size, None, stale=True)
-        if not log_.commit(built):
+        if not log_.commit(built, owner):
             return BatchResult(True, len(touched), 0, log_.size(), None, stale=True)
         head = built.head
         base_size = built.tree_size

@@ -121,15 +121,16 @@ def test_two_sequencers_never_fork(redis_client):
     refused = sequence(rival, service.store, service.index, service.keys.sign, owner="seq-b")
     assert not refused.held and refused.logged == 0      # a holds the lease: b does nothing
 
-    # Both believe they hold it (a's lease lapsed while a paused): b commits while a is
-    # between its build and its commit; a's commit, on the size it built on, is refused.
+    # Both believe they hold it (a's lease lapsed while a paused between its build and its
+    # commit, and b took it): b commits; a's commit is refused, by the lease's owner checked
+    # inside the commit and by the size it built on.
     games = _new_games(service, 2)
     service.transparency.hold_lease = lambda owner, ttl_ms=0: True
-    rival.hold_lease = lambda owner, ttl_ms=0: True
     build = service.transparency.build
 
     def build_then_b_commits(*args, **kwargs):
         batch = build(*args, **kwargs)
+        rival.release_lease("seq-a")      # a's lease lapses
         assert sequence(rival, service.store, service.index, service.keys.sign, owner="seq-b").logged == 2
         return batch
 

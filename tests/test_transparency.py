@@ -125,10 +125,29 @@ class TestContract:
         time.sleep(0.12)                        # b stopped renewing: it lapses
         assert tlog.hold_lease("a", 200)
 
+    def test_a_sequencer_whose_lease_lapsed_commits_nothing(self, tlog):
+        assert tlog.hold_lease("a", 50)
+        late = tlog.build(0, [_cp("g1", 1)], KEYRING.sign, NOW)
+        time.sleep(0.12)                        # a stalled past its lease; b took it over
+        assert tlog.hold_lease("b", 5000)
+        assert not tlog.commit(late, "a")       # the owner is checked inside the commit itself
+        assert tlog.size() == 0 and tlog.heads() == []
+        assert tlog.commit(tlog.build(0, [_cp("g2", 4)], KEYRING.sign, NOW), "b")
+        assert tlog.logged_versions(["g1", "g2"]) == {"g2": 4}
+
     def test_the_watermark(self, tlog):
         assert tlog.watermark() == 0.0
         tlog.set_watermark(1234.5)
         assert tlog.watermark() == 1234.5
+
+
+def _every_key(client) -> list[bytes]:
+    """KEYS * of the whole keyspace (on a cluster: every primary's)."""
+    from redis.cluster import RedisCluster
+
+    if isinstance(client, RedisCluster):
+        return client.keys("*", target_nodes=RedisCluster.PRIMARIES)
+    return client.keys("*")
 
 
 def test_every_key_shares_one_hash_tag(redis_client):
@@ -136,7 +155,7 @@ def test_every_key_shares_one_hash_tag(redis_client):
     _append(tlog, [_cp("g1", 1)])
     tlog.hold_lease("a")
     tlog.set_watermark(1.0)
-    stored = {k.decode() for k in redis_client.keys("*")}
+    stored = {k.decode() for k in _every_key(redis_client)}
     assert stored == {KEYS[k] for k in ("hashes", "leaves", "heads", "head-at", "checkpointed", "game-leaves",
                                         "lease", "watermark")}
     assert all(k.startswith("{tlog}:") for k in stored)

@@ -67,7 +67,7 @@ def _write_if_unchanged(store, stream: str, version: int, fields: dict) -> bool:
     """Write the fields only while the stream is still at `version` (an append meanwhile
     wrote its own, newer, records: a stale rebuild must never bring a revoked token back)."""
     meta = keys(stream)["meta"]
-    with store.redis.pipeline() as pipe:
+    with store.redis.pipeline(transaction=True) as pipe:   # one slot: the stream's meta (a cluster too)
         try:
             pipe.watch(meta)
             current = pipe.hget(meta, "version")

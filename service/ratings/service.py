@@ -23,10 +23,11 @@ nothing.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Optional
 
-from redis.exceptions import WatchError
+from redis.exceptions import LockError, WatchError
 
 from events.envelope import NewEvent, decode_body
 from events.keys import stream_prefix
@@ -39,7 +40,16 @@ from ..core.errors import NotFound
 from ..core.unit_of_work import Answer, Command, Decision, Idempotency, UnitOfWork
 from .model import MODEL, Rating, initial, rate
 
+log = logging.getLogger(__name__)
+
 HISTORY_KEPT = 500     # rating changes kept per account and game type for its profile
+LEASE_SECONDS = 10     # a scorer that dies holding a log's lease holds it this long at most
+LEASE_WAIT_SECONDS = 30   # past this, the scoring job fails and is asked again (its retry, the repair)
+LEASE_POLL_SECONDS = 0.005   # a waiting scorer asks again this often (a rating takes a few ms)
+
+
+class LeaseBusy(RuntimeError):
+    """A ratings log's lease stayed held past LEASE_WAIT_SECONDS: ask again later."""
 
 
 def bot_account_id(level: str) -> str:
@@ -57,6 +67,11 @@ def log_of(game_type: str) -> str:
 
 def _board_key(game_type: str) -> str:
     return f"{stream_prefix(log_of(game_type))}:board"
+
+
+def _lease_key(game_type: str) -> str:
+    """The log's single-writer lease, in the log's own slot."""
+    return f"{stream_prefix(log_of(game_type))}:lease"
 
 
 def _history_key(account_id: str, game_type: str) -> str:
@@ -191,10 +206,25 @@ class Ratings:
             event = applied(log, session)
             return Answer(None) if event is None else Decision([event])
 
-        self.work.run(Command(log_of(session.game_type), decide, lambda done: self._project(done.stored),
-                              idem=Idempotency(f"game:{session.game_id}", session.game_id),
-                              replay=lambda receipt: self._project(
-                                  self.store.read(log_of(session.game_type), receipt.version - 1, receipt.version))))
+        command = Command(log_of(session.game_type), decide, lambda done: self._project(done.stored),
+                          idem=Idempotency(f"game:{session.game_id}", session.game_id),
+                          replay=lambda receipt: self._project(
+                              self.store.read(log_of(session.game_type), receipt.version - 1, receipt.version)))
+        # One writer of a log at a time: scorers of one type queue on its lease instead of
+        # racing on its head (each loser deciding again). The lease is not what keeps the
+        # order: the append's head check is the fencing token (a writer whose lease lapsed
+        # appends only onto the head it read, checked inside the append's script).
+        lease = self.redis.lock(_lease_key(session.game_type), timeout=LEASE_SECONDS, sleep=LEASE_POLL_SECONDS,
+                                blocking_timeout=LEASE_WAIT_SECONDS)
+        if not lease.acquire():
+            raise LeaseBusy(f"{log_of(session.game_type)}: its lease stayed held {LEASE_WAIT_SECONDS} s")
+        try:
+            self.work.run(command)
+        finally:
+            try:
+                lease.release()
+            except LockError:   # it lapsed (a stall past LEASE_SECONDS): the head check kept the order
+                log.warning("the lease of %s lapsed before its release", log_of(session.game_type))
 
     def _open_bot_account(self, level: str) -> None:
         if level not in self._bots_opened:
@@ -223,7 +253,9 @@ class Ratings:
         the last write is always of the latest ratings."""
         meta = keys(log_of(game_type))["meta"]
         fields = [f"r:{a}" for a in accounts]
-        with self.redis.pipeline() as pipe:
+        # transaction=True: on a cluster a pipeline is not a transaction unless asked (the
+        # meta and the board share the log's slot, so WATCH and MULTI run there).
+        with self.redis.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     pipe.watch(meta)
