@@ -4,12 +4,19 @@ what the reconciler reads (games touched, games waiting on a job, its watermark)
 These are projections kept beside the streams (on Redis each key on its own, so they work on
 Redis Cluster); they can be rebuilt from the streams, and are never part of the audit.
 `GameIndex` keeps them on Redis; `MemoryGameIndex` keeps the same contract in process memory.
+
+On a Redis Cluster no sorted set of the index is one key: each is split into `CLUSTER_SHARDS`
+keys ("<name>#<n>", a game in shard crc32(id) mod n), spread over the cluster's slots, so no
+single node takes every create, move and touch; a read asks every shard in one pipelined round
+trip (one per node) and merges, in the order one key would have given. The token directory is
+a key per token. On one Redis (or fakeredis) every set stays the single key it always was.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections import defaultdict
 from typing import Callable, Optional
 
@@ -46,6 +53,9 @@ def _lobby_key(game_type: Optional[str], status: Optional[str]) -> str:
     return LOBBY_ALL
 
 
+CLUSTER_SHARDS = 16    # keys each sorted set of the index is split into on a cluster
+
+
 def _redis_range(items: list, start: int, stop: int) -> list:
     """items[start..stop] as Redis reads a range: both ends inclusive, negative from the end."""
     n = len(items)
@@ -55,10 +65,40 @@ def _redis_range(items: list, start: int, stop: int) -> list:
 
 
 class GameIndex:
-    """The indexes on Redis."""
+    """The indexes on Redis: each sorted set one key on a single server, `shards` keys on a
+    cluster (CLUSTER_SHARDS unless told)."""
 
-    def __init__(self, client):
+    def __init__(self, client, shards: Optional[int] = None):
+        from redis.cluster import RedisCluster
+
         self.redis = client
+        self.shards = shards or (CLUSTER_SHARDS if isinstance(client, RedisCluster) else 1)
+
+    # --- the keys: one, or one per shard ---------------------------------------------
+    def _k(self, key: str, game_id: str) -> str:
+        """The key that holds `game_id`'s entry of the sorted set `key`."""
+        if self.shards == 1:
+            return key
+        return f"{key}#{zlib.crc32(game_id.encode()) % self.shards}"
+
+    def _all(self, key: str) -> list[str]:
+        return [key] if self.shards == 1 else [f"{key}#{n}" for n in range(self.shards)]
+
+    def _merged(self, key: str, read: Callable, limit: int, newest_first: bool = False) -> list[tuple[bytes, float]]:
+        """`read(pipe, shard_key)` (rows with scores) on every shard, merged in the order of one
+        sorted set (score, then member) and cut at `limit`."""
+        pipe = self.redis.pipeline()
+        for shard in self._all(key):
+            read(pipe, shard)
+        rows = [row for part in pipe.execute() for row in part]
+        rows.sort(key=lambda row: (row[1], row[0]), reverse=newest_first)
+        return rows[:limit]
+
+    def _count(self, key: str, count: Callable) -> int:
+        pipe = self.redis.pipeline()
+        for shard in self._all(key):
+            count(pipe, shard)
+        return sum(pipe.execute())
 
     # --- lobby -----------------------------------------------------------------------
     def record(self, game_id: str, game_type: str, status: str, created_at: int,
@@ -70,53 +110,61 @@ class GameIndex:
         if status not in STATUSES:
             self.expire(game_id, game_type)
             return
+        k = self._k
         pipe = self.redis.pipeline()
         for old in STATUSES:
             if old != status:
-                pipe.zrem(_lobby_key(None, old), game_id)
-                pipe.zrem(_lobby_key(game_type, old), game_id)
+                pipe.zrem(k(_lobby_key(None, old), game_id), game_id)
+                pipe.zrem(k(_lobby_key(game_type, old), game_id), game_id)
         for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                     _lobby_key(None, status), _lobby_key(game_type, status)):
-            pipe.zadd(key, {game_id: created_at})
+            pipe.zadd(k(key, game_id), {game_id: created_at})
         if status == "scored":     # the archive's queue: a scored game moves out later
-            pipe.zadd(ARCHIVE_QUEUE, {game_id: time.time()}, nx=True)
+            pipe.zadd(k(ARCHIVE_QUEUE, game_id), {game_id: time.time()}, nx=True)
         if status != "active":
             for key in (MOVED, _moved_key(game_type), IDLE):
-                pipe.zrem(key, game_id)
+                pipe.zrem(k(key, game_id), game_id)
         elif moved_at is not None:
             self._moved(pipe, game_id, game_type, moved_at, clocked)
         pipe.execute()
 
-    @staticmethod
-    def _moved(pipe, game_id: str, game_type: str, at: int, clocked: bool) -> None:
-        pipe.zadd(MOVED, {game_id: at})
-        pipe.zadd(_moved_key(game_type), {game_id: at})
+    def _moved(self, pipe, game_id: str, game_type: str, at: int, clocked: bool) -> None:
+        pipe.zadd(self._k(MOVED, game_id), {game_id: at})
+        pipe.zadd(self._k(_moved_key(game_type), game_id), {game_id: at})
         if clocked:
-            pipe.zrem(IDLE, game_id)
+            pipe.zrem(self._k(IDLE, game_id), game_id)
         else:
-            pipe.zadd(IDLE, {game_id: at})
+            pipe.zadd(self._k(IDLE, game_id), {game_id: at})
 
     def live(self, game_type: Optional[str], since: int, offset: int = 0,
              limit: int = 20) -> tuple[list[str], int]:
         """Active games that moved at or after `since` (ms), latest move first: (page, total)."""
         key = _moved_key(game_type)
-        pipe = self.redis.pipeline()
-        pipe.zrevrangebyscore(key, "+inf", since, start=offset, num=limit)
-        pipe.zcount(key, since, "+inf")
-        ids, total = pipe.execute()
-        return [i.decode() for i in ids], total
+        if self.shards == 1:
+            pipe = self.redis.pipeline()
+            pipe.zrevrangebyscore(key, "+inf", since, start=offset, num=limit)
+            pipe.zcount(key, since, "+inf")
+            ids, total = pipe.execute()
+            return [i.decode() for i in ids], total
+        rows = self._merged(key, lambda p, k: p.zrevrangebyscore(k, "+inf", since, start=0, num=offset + limit,
+                                                                 withscores=True), offset + limit, newest_first=True)
+        return [g.decode() for g, _ in rows[offset:]], self._count(key, lambda p, k: p.zcount(k, since, "+inf"))
 
     def idle_before(self, before: int, limit: int = 100) -> list[str]:
         """Active games without a clock whose last move was before `before` (ms), longest idle first."""
-        return [g.decode() for g in self.redis.zrangebyscore(IDLE, "-inf", f"({before}", start=0, num=limit)]
+        if self.shards == 1:
+            return [g.decode() for g in self.redis.zrangebyscore(IDLE, "-inf", f"({before}", start=0, num=limit)]
+        rows = self._merged(IDLE, lambda p, k: p.zrangebyscore(k, "-inf", f"({before}", start=0, num=limit,
+                                                               withscores=True), limit)
+        return [g.decode() for g, _ in rows]
 
     def idle_checked(self, game_id: str, at: Optional[int]) -> None:
         """The abandon pass looked at an idle game it leaves as it is: looked at again as if it
         had moved at `at` (ms); None: it is no game, out of the list."""
         if at is None:
-            self.redis.zrem(IDLE, game_id)
+            self.redis.zrem(self._k(IDLE, game_id), game_id)
         else:
-            self.redis.zadd(IDLE, {game_id: at}, xx=True)
+            self.redis.zadd(self._k(IDLE, game_id), {game_id: at}, xx=True)
 
     def backfill_cursor(self) -> Optional[int]:
         """Where the walk over the active games stands (a creation time, ms); None once done."""
@@ -128,41 +176,59 @@ class GameIndex:
 
     def active_from(self, created_at: int, limit: int) -> list[tuple[str, int]]:
         """Active games created at or after `created_at`, oldest first: (id, created_at)."""
-        rows = self.redis.zrangebyscore(_lobby_key(None, "active"), created_at, "+inf", start=0, num=limit,
-                                        withscores=True)
+        rows = self._merged(_lobby_key(None, "active"),
+                            lambda p, k: p.zrangebyscore(k, created_at, "+inf", start=0, num=limit, withscores=True),
+                            limit)
         return [(g.decode(), int(score)) for g, score in rows]
 
     def archive_queue_due(self, before: float, limit: int = 100) -> list[str]:
         """Scored games first seen scored before `before`, oldest first."""
-        return [g.decode() for g in self.redis.zrangebyscore(ARCHIVE_QUEUE, "-inf", before, start=0, num=limit)]
+        if self.shards == 1:
+            return [g.decode() for g in self.redis.zrangebyscore(ARCHIVE_QUEUE, "-inf", before, start=0, num=limit)]
+        rows = self._merged(ARCHIVE_QUEUE, lambda p, k: p.zrangebyscore(k, "-inf", before, start=0, num=limit,
+                                                                        withscores=True), limit)
+        return [g.decode() for g, _ in rows]
 
     def archive_queue_done(self, game_id: str) -> None:
-        self.redis.zrem(ARCHIVE_QUEUE, game_id)
+        self.redis.zrem(self._k(ARCHIVE_QUEUE, game_id), game_id)
 
     def list(self, game_type: Optional[str] = None, status: Optional[str] = None,
              offset: int = 0, limit: int = 20) -> tuple[list[str], int]:
         """Newest first: (game ids of the page, total matching)."""
         key = _lobby_key(game_type, status)
-        pipe = self.redis.pipeline()
-        pipe.zrevrange(key, offset, offset + limit - 1)
-        pipe.zcard(key)
-        ids, total = pipe.execute()
-        return [i.decode() for i in ids], total
+        if self.shards == 1:
+            pipe = self.redis.pipeline()
+            pipe.zrevrange(key, offset, offset + limit - 1)
+            pipe.zcard(key)
+            ids, total = pipe.execute()
+            return [i.decode() for i in ids], total
+        if limit <= 0:
+            return [], self._count(key, lambda p, k: p.zcard(k))
+        rows = self._merged(key, lambda p, k: p.zrevrange(k, 0, offset + limit - 1, withscores=True),
+                            offset + limit, newest_first=True)
+        return [g.decode() for g, _ in rows[offset:]], self._count(key, lambda p, k: p.zcard(k))
 
     def games_waiting(self, status: str, limit: int = 1000) -> list[str]:
-        return [i.decode() for i in self.redis.zrange(_lobby_key(None, status), 0, limit - 1)]
+        key = _lobby_key(None, status)
+        if self.shards == 1:
+            return [i.decode() for i in self.redis.zrange(key, 0, limit - 1)]
+        return [g.decode() for g, _ in self._merged(key, lambda p, k: p.zrange(k, 0, limit - 1, withscores=True),
+                                                    limit)]
 
     # --- what the reconciler reads (workers/reconciler.py) ----------------------------
     def touch(self, game_id: str, at: Optional[float] = None, pipe=None) -> None:
         """Mark the game as being written now (before its append: an intent, so that what
         follows the append, if lost, is found again). `pipe`: a pipeline of this same Redis
         that carries it, in one round trip with the append."""
-        (pipe if pipe is not None else self.redis).zadd(TOUCHED, {game_id: time.time() if at is None else at})
+        (pipe if pipe is not None else self.redis).zadd(self._k(TOUCHED, game_id),
+                                                        {game_id: time.time() if at is None else at})
 
     def touch_with_append(self, game_id: str, store, moved: Optional[tuple[str, bool]] = None) -> Optional[Callable]:
         """The touch as a step of `store`'s next append (its `before`) when the store writes
-        to this same Redis: one round trip for both. Otherwise it is done now. `moved`: (game
-        type, has a clock) of an active game, listed as moving now among the live ones."""
+        to this same Redis: one round trip for both (on a cluster, where the index's keys are
+        in other slots, the store runs it first, in a round trip of its own: the touch still
+        reaches Redis before the append). Otherwise it is done now. `moved`: (game type, has a
+        clock) of an active game, listed as moving now among the live ones."""
         def steps(pipe) -> None:   # None: not in the append's round trip, a round trip of its own
             own = pipe is None
             pipe = self.redis.pipeline() if own else pipe
@@ -179,11 +245,15 @@ class GameIndex:
 
     def touched(self, since: float, until: float, limit: int) -> list[tuple[str, float]]:
         """Games last touched in [since, until], oldest first, at most `limit`."""
-        rows = self.redis.zrangebyscore(TOUCHED, since, until, start=0, num=limit, withscores=True)
+        rows = self._merged(TOUCHED, lambda p, k: p.zrangebyscore(k, since, until, start=0, num=limit,
+                                                                  withscores=True), limit)
         return [(g.decode(), score) for g, score in rows]
 
     def forget_touched(self, before: float) -> None:
-        self.redis.zremrangebyscore(TOUCHED, "-inf", f"({before}")
+        pipe = self.redis.pipeline()
+        for key in self._all(TOUCHED):
+            pipe.zremrangebyscore(key, "-inf", f"({before}")
+        pipe.execute()
 
     def watermark(self) -> float:
         value = self.redis.get(WATERMARK)
@@ -193,18 +263,24 @@ class GameIndex:
         self.redis.set(WATERMARK, repr(at))
 
     def mark_waiting(self, game_id: str, since: float) -> None:
-        self.redis.zadd(WAITING, {game_id: since}, nx=True)
+        self.redis.zadd(self._k(WAITING, game_id), {game_id: since}, nx=True)
 
     def clear_waiting(self, game_id: str) -> None:
-        self.redis.zrem(WAITING, game_id)
+        self.redis.zrem(self._k(WAITING, game_id), game_id)
 
     def waiting_on_jobs(self, limit: int = 100_000) -> list[tuple[str, float]]:
         """Games that wait on a worker's job (a bot's turn, scoring, a turn timeout), oldest first."""
-        return [(g.decode(), score) for g, score in self.redis.zrange(WAITING, 0, limit - 1, withscores=True)]
+        rows = self._merged(WAITING, lambda p, k: p.zrange(k, 0, limit - 1, withscores=True), limit)
+        return [(g.decode(), score) for g, score in rows]
+
     def open_before(self, created_before: int, limit: int = 1000) -> list[str]:
         """Open games created before `created_before` (the events' clock, ms), oldest first."""
-        found = self.redis.zrangebyscore(_lobby_key(None, "open"), "-inf", f"({created_before}", 0, limit)
-        return [i.decode() for i in found]
+        key = _lobby_key(None, "open")
+        if self.shards == 1:
+            return [i.decode() for i in self.redis.zrangebyscore(key, "-inf", f"({created_before}", 0, limit)]
+        rows = self._merged(key, lambda p, k: p.zrangebyscore(k, "-inf", f"({created_before}", 0, limit,
+                                                              withscores=True), limit)
+        return [g.decode() for g, _ in rows]
 
     def expire(self, game_id: str, game_type: str) -> None:
         """Take an open game out of every lobby list (its log is kept and it answers by id;
@@ -212,15 +288,21 @@ class GameIndex:
         pipe = self.redis.pipeline()
         for key in (_lobby_key(None, None), _lobby_key(game_type, None),
                     _lobby_key(None, "open"), _lobby_key(game_type, "open")):
-            pipe.zrem(key, game_id)
+            pipe.zrem(self._k(key, game_id), game_id)
         pipe.execute()
 
     # --- tokens ----------------------------------------------------------------------
+    # One hash on a single Redis; on a cluster a key per token (every claim would write one
+    # hot key otherwise).
     def record_token(self, token_hash: str, game_id: str, seat: int) -> None:
-        self.redis.hset("tokens", token_hash, f"{game_id}:{seat}")
+        if self.shards == 1:
+            self.redis.hset("tokens", token_hash, f"{game_id}:{seat}")
+        else:
+            self.redis.set(f"token:{token_hash}", f"{game_id}:{seat}")
 
     def token_owner(self, token_hash: str) -> Optional[tuple[str, int]]:
-        value = self.redis.hget("tokens", token_hash)
+        value = (self.redis.hget("tokens", token_hash) if self.shards == 1
+                 else self.redis.get(f"token:{token_hash}"))
         if value is None:
             return None
         game_id, seat = value.decode().rsplit(":", 1)

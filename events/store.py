@@ -25,7 +25,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from redis.exceptions import NoScriptError, WatchError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError, WatchError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .chat import ChatPage, MemoryChat, RedisChat, chat_keys
 from .envelope import GENESIS, NewEvent, StoredEvent, canonical, decode_body, seal
@@ -55,6 +57,17 @@ class GameArchived(StoreError):
     events. Refused by the store's own atomic check, so no stray key is ever written for it."""
 
 
+class NotReplicated(StoreError, RedisTimeoutError):
+    """The batch is appended on the primary, but fewer replicas than asked confirmed it within
+    the acknowledgement timeout (REDIS_ACK_REPLICAS, REDIS_ACK_TIMEOUT_MS): it is not
+    acknowledged. A Redis timeout to every caller (the API answers 503 with Retry-After, a job
+    is run again); a retry with the same idempotency key finds the batch and waits again."""
+
+    def __init__(self, confirmed: int, wanted: int):
+        super().__init__(f"{confirmed} of {wanted} replicas confirmed the append in time")
+        self.confirmed, self.wanted = confirmed, wanted
+
+
 class IdempotencyConflict(StoreError):
     """The idempotency key was used before with another body."""
 
@@ -78,6 +91,12 @@ class Receipt:
 def keys(game_id: str) -> dict[str, str]:
     prefix = stream_prefix(game_id)
     return {name: f"{prefix}:{name}" for name in ("events", "meta", "idem", "snap", "arch")}
+
+
+def ack_key(game_id: str) -> str:
+    """A short-lived key in the game's slot: the write a retry makes before it waits for the
+    replicas (WAIT counts a connection's own writes; a retry that appends nothing has none)."""
+    return f"{stream_prefix(game_id)}:ack"
 
 
 FORMAT = "speculation-archive/1"
@@ -404,11 +423,22 @@ def _raise_refusal(status: str, version: int) -> None:
     raise VersionConflict(version, status)
 
 
+def _is_cluster(client) -> bool:
+    from redis.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
+
+
 class RedisEventStore(RedisChat, EventStore):
     """The store on Redis (or fakeredis). `client` must not decode responses."""
 
-    def __init__(self, client):
+    def __init__(self, client, *, ack_replicas: int = 0, ack_timeout_ms: int = 1000):
         self.redis = client
+        # Acknowledge after replication (REDIS_ACK_REPLICAS): the append and its WAIT (or
+        # WAITAOF) go on one connection to the game's primary, so the wait covers that write.
+        self.ack_replicas, self.ack_timeout_ms = ack_replicas, ack_timeout_ms
+        self._ack_command: Optional[str] = None     # "WAITAOF" or "WAIT", asked once
+        self.cluster = _is_cluster(client)
         # The script publishes the new version after a successful append: SPUBLISH where the
         # server has sharded pub/sub (asked once, on the first append), else PUBLISH.
         self._scripts = {True: client.register_script(APPEND_LUA.replace("__PUBLISH__", "SPUBLISH")),
@@ -430,7 +460,9 @@ class RedisEventStore(RedisChat, EventStore):
         return RedisNotifier(self.redis, self.head, sharded=self._sharded)
 
     def _pipelines_before(self) -> bool:
-        return True
+        # On a cluster the index's keys live in other slots than the game's: its touch is a
+        # round trip of its own, ahead of the append (events/index.py `touch_with_append`).
+        return not self.cluster
 
     def _append(self, game_id, sealed, receipt, base_version, base_head, expected_version,
                 idem_key, body_digest, meta, before=None):
@@ -443,7 +475,9 @@ class RedisEventStore(RedisChat, EventStore):
             args += [field, value]
         script = self._append_script
         script_keys = [k["events"], k["meta"], k["idem"], channel(game_id), k["arch"]]
-        if before is None:
+        if self.ack_replicas:
+            reply = self._append_replicated(game_id, script, script_keys, args, before)
+        elif before is None:
             try:
                 reply = self.redis.evalsha(script.sha, len(script_keys), *script_keys, *args)
             except NoScriptError:  # a restarted or flushed server: load the script, once
@@ -468,8 +502,100 @@ class RedisEventStore(RedisChat, EventStore):
         if status == b"ok":
             return receipt
         if status == b"dup":
+            if self.ack_replicas:   # the original may never have been confirmed: wait again
+                self._confirm_replicated(game_id)
             return Receipt(int(reply[1]), _unpack_hash(reply[3]), int(reply[2]), True)
         _raise_refusal(status.decode(), int(reply[1]))
+
+    # --- acknowledge after replication ---------------------------------------------------
+    def _node_client(self, game_id: str):
+        """A plain client of the server holding the game: the store's own client, or on a
+        cluster the primary of the game's slot (so the WAIT follows the write on its connection)."""
+        if not self.cluster:
+            return self.redis
+        return self.redis.get_redis_connection(self.redis.get_node_from_key(keys(game_id)["meta"]))
+
+    def _wait_command(self, client) -> list:
+        """WAITAOF 0 N T where the server has it and runs AOF (the replicas are taken to run as
+        their primary does), else WAIT N T: asked of the first server, once."""
+        if self._ack_command is None:
+            has_waitaof = client.execute_command("COMMAND", "INFO", "WAITAOF")[0] is not None
+            aof = int(client.info("persistence").get("aof_enabled", 0))
+            self._ack_command = "WAITAOF" if has_waitaof and aof else "WAIT"
+        if self._ack_command == "WAITAOF":
+            return ["WAITAOF", 0, self.ack_replicas, self.ack_timeout_ms]
+        return ["WAIT", self.ack_replicas, self.ack_timeout_ms]
+
+    def _check_confirmed(self, answer) -> None:
+        confirmed = int(answer[1] if isinstance(answer, list) else answer)
+        if confirmed < self.ack_replicas:
+            raise NotReplicated(confirmed, self.ack_replicas)
+
+    def _on_game_node(self, game_id: str, commands: Callable) -> list:
+        """Run `commands(pipe)` in one round trip on the connection of the game's primary. On a
+        cluster, a slot that moved (MOVED, a failover's TRYAGAIN/CLUSTERDOWN) has the topology
+        read again and the round trip sent again (none of it ran); a lost connection has the
+        topology read again before the error goes up (503: the client retries)."""
+        moved = None
+        for attempt in range(3):
+            node = self._node_client(game_id)
+            try:
+                with node.pipeline(transaction=False) as pipe:
+                    commands(pipe)
+                    replies = pipe.execute(raise_on_error=False)
+            except (RedisConnectionError, RedisTimeoutError):
+                if self.cluster:
+                    self.redis.nodes_manager.initialize()
+                raise
+            moved = next((r for r in replies if isinstance(r, ResponseError)
+                          and str(r).split(" ", 1)[0] in ("MOVED", "TRYAGAIN", "CLUSTERDOWN")), None)
+            if moved is None or not self.cluster:
+                return replies
+            time.sleep(0.05 * (attempt + 1))
+            self.redis.nodes_manager.initialize()
+        raise moved
+
+    def _append_replicated(self, game_id, script, script_keys, args, before) -> list:
+        """The append and the wait for the replicas in one round trip on the game's primary."""
+        for _ in range(2):
+            wait = self._wait_command(self._node_client(game_id))
+
+            def commands(pipe, before=before):
+                if before is not None:
+                    before(pipe)
+                pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
+                pipe.execute_command(*wait)
+            *ahead, reply, answer = self._on_game_node(game_id, commands)
+            for failed in (r for r in ahead if isinstance(r, Exception)):
+                log.warning("a command ahead of the append of %s failed: %s", game_id, failed)
+            if isinstance(reply, NoScriptError):   # a restarted or flushed server: load it, once
+                self._node_client(game_id).script_load(script.script)
+                before = None    # the commands ahead of it ran: they are not sent twice
+                continue
+            if isinstance(reply, Exception):
+                raise reply
+            if isinstance(answer, Exception):
+                raise answer
+            if reply[0] == b"ok":
+                self._check_confirmed(answer)
+            return reply
+        raise NoScriptError("the append script could not be loaded")
+
+    def _confirm_replicated(self, game_id: str) -> None:
+        """Wait until the replicas hold what the game has now (an idempotent retry's original
+        batch included): a write of this connection's own first (a short-lived key of the
+        game's slot), since WAIT counts the writes of the connection it is sent on."""
+        if not self.ack_replicas:
+            return
+        wait = self._wait_command(self._node_client(game_id))
+
+        def commands(pipe):
+            pipe.set(ack_key(game_id), b"1", px=5000)
+            pipe.execute_command(*wait)
+        _, answer = self._on_game_node(game_id, commands)
+        if isinstance(answer, Exception):
+            raise answer
+        self._check_confirmed(answer)
 
     def read_raw(self, game_id, after=0, until=None):
         start = f"{after + 1}-0"
@@ -485,6 +611,9 @@ class RedisEventStore(RedisChat, EventStore):
             return None
         last, first, digest = seen.split(b",", 2)
         stored = self.read_raw(game_id, int(last) - 1, int(last))
+        # A retry is answered with the original receipt only once the replicas hold it (the
+        # original's wait may have timed out: a 503 the client retries).
+        self._confirm_replicated(game_id)
         return _unpack_digest(digest), Receipt(int(last), stored[0][1], int(first), True)
 
     def peek(self, game_id, idem_key):
@@ -548,7 +677,7 @@ class RedisEventStore(RedisChat, EventStore):
     def swap_out(self, game_id, write):
         k = keys(game_id)
         chat = chat_keys(game_id)
-        with self.redis.pipeline() as pipe:
+        with self.redis.pipeline(transaction=True) as pipe:
             try:
                 # WATCH: if any of the game's keys changes while its record is written out (its
                 # chat included), the transaction below is not run and the game stays where it is.
@@ -569,7 +698,7 @@ class RedisEventStore(RedisChat, EventStore):
 
     def swap_in(self, game_id, record, digest):
         k = keys(game_id)
-        with self.redis.pipeline() as pipe:
+        with self.redis.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(k["arch"], k["meta"])
                 current = pipe.get(k["arch"])

@@ -60,24 +60,84 @@ class _CheckedConnection(redis.Connection):
         super().connect(*args, **kwargs)
 
 
+class ConfigurationError(RuntimeError):
+    """Settings that cannot work together: the process stops at start with this message."""
+
+
+def store_configured(config: dict) -> bool:
+    """Whether the game store is a real Redis (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES),
+    not the in-process fakeredis."""
+    return bool(config.get("REDIS_URL") or config.get("REDIS_CLUSTER_NODES"))
+
+
+def _bounded(config: dict) -> dict:
+    """Bounded waits on Redis: a frozen or absent server fails a command within seconds (the
+    API answers 503 with Retry-After), and a dropped connection is retried once with backoff."""
+    return dict(socket_timeout=float(config.get("REDIS_SOCKET_TIMEOUT") or 1.5), socket_connect_timeout=1.0,
+                connection_class=_CheckedConnection, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
+                retry_on_error=[redis.exceptions.ConnectionError], health_check_interval=30)
+
+
+def cluster_client(seed_nodes: str, config: Optional[dict] = None, **overrides):
+    """A RedisCluster on the seed nodes "host:port,host:port", with the plain client's bounds:
+    per node a bounded pool of REDIS_MAX_CONNECTIONS, the socket timeout, and a retry (with
+    backoff, the topology read again) that rides out a failover's few seconds no longer than
+    a request can wait."""
+    from redis.cluster import ClusterNode, RedisCluster
+
+    config = config or {}
+    bounded = _bounded(config)
+    bounded.pop("retry_on_error")       # the cluster client retries connection errors itself
+    bounded.pop("health_check_interval")
+    bounded["retry"] = Retry(ExponentialBackoff(cap=0.5, base=0.05), 2)
+    bounded.update(overrides)
+    seeds = [ClusterNode(host, int(port)) for host, _, port in
+             (item.strip().rpartition(":") for item in seed_nodes.split(",") if item.strip())]
+    return RedisCluster(startup_nodes=seeds, connection_pool_class=redis.BlockingConnectionPool,
+                        max_connections=int(config.get("REDIS_MAX_CONNECTIONS") or 64), **bounded)
+
+
+def is_cluster(client) -> bool:
+    from redis.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
+
+
 def build_backend(config: dict) -> Backend:
+    nodes = config.get("REDIS_CLUSTER_NODES")
     url = config.get("REDIS_URL")
+    if nodes:
+        return _cluster_backend(config, nodes)
     if not url:
         server = fakeredis.FakeServer()
         client = fakeredis.FakeRedis(server=server)
         return Backend(client, fakeredis.FakeRedis(server=server), True, server)
     # A bounded pool: under gevent thousands of requests may want Redis at once; each new
     # connection costs milliseconds of CPU (and a Redis client slot), a wait for a free one less.
-    # Bounded waits on Redis: a frozen or absent server fails a command within seconds (the
-    # API answers 503 with Retry-After), and a dropped connection is retried once with backoff.
-    bounded = dict(socket_timeout=float(config.get("REDIS_SOCKET_TIMEOUT") or 1.5), socket_connect_timeout=1.0,
-                   connection_class=_CheckedConnection, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
-                   retry_on_error=[redis.exceptions.ConnectionError], health_check_interval=30)
+    bounded = _bounded(config)
     pool = redis.BlockingConnectionPool.from_url(url, max_connections=int(config.get("REDIS_MAX_CONNECTIONS") or 64),
                                                  timeout=2, **bounded)
     client = redis.Redis(connection_pool=pool)
     rq_client = redis.Redis.from_url(config.get("RQ_REDIS_URL") or url, **bounded)
     probe = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+    return Backend(client, rq_client, False, probe_client=probe)
+
+
+def _cluster_backend(config: dict, nodes: str) -> Backend:
+    """The store on a Redis Cluster; the job queue on its own plain Redis: RQ's queues, job
+    hashes and registries are many keys written together (MULTI, Lua) that a cluster would
+    scatter over slots, and RQ does not support a cluster."""
+    if config.get("REDIS_URL"):
+        raise ConfigurationError("REDIS_URL and REDIS_CLUSTER_NODES are both set: the game store is one "
+                                 "or the other (unset REDIS_URL; the job queue's Redis is RQ_REDIS_URL)")
+    rq_url = config.get("RQ_REDIS_URL")
+    if not rq_url:
+        raise ConfigurationError("REDIS_CLUSTER_NODES is set but RQ_REDIS_URL is not: RQ does not support "
+                                 "Redis Cluster, so the job queue needs a plain Redis of its own "
+                                 "(RQ_REDIS_URL=redis://host:port; docs/operations.md)")
+    client = cluster_client(nodes, config)
+    rq_client = redis.Redis.from_url(rq_url, **_bounded(config))
+    probe = cluster_client(nodes, config, socket_timeout=1.0, retry=Retry(ExponentialBackoff(), 0))
     return Backend(client, rq_client, False, probe_client=probe)
 
 
@@ -227,7 +287,8 @@ def attach_transparency(core: GameService, config: dict, backend: Backend) -> No
 
 def build_store(config: dict, backend: Backend):
     """The event store on the backend's Redis, with the archive behind it when one is set."""
-    store = RedisEventStore(backend.store_client)
+    store = RedisEventStore(backend.store_client, ack_replicas=int(config.get("REDIS_ACK_REPLICAS") or 0),
+                            ack_timeout_ms=int(config.get("REDIS_ACK_TIMEOUT_MS") or 1000))
     if config.get("ARCHIVE_URL"):
         from events.archive import Archive, ArchivingStore
 
@@ -238,6 +299,7 @@ def build_store(config: dict, backend: Backend):
 def build_worker_core() -> GameService:
     """The core of a worker process, from the environment (it needs a real Redis)."""
     config = settings()
-    if not config.get("REDIS_URL"):
-        raise RuntimeError("a worker process needs REDIS_URL (the embedded mode runs its worker in process)")
+    if not store_configured(config):
+        raise RuntimeError("a worker process needs REDIS_URL or REDIS_CLUSTER_NODES (the embedded mode runs "
+                           "its worker in process)")
     return build_core(config, build_backend(config))

@@ -1,7 +1,7 @@
 """Every setting of the service: its name, default, kind and meaning, in one table.
 
-Each comes from the environment as `SPECULATION_<NAME>` (`REDIS_URL` and `RQ_REDIS_URL`
-are also read unprefixed, as every Redis tool names them), is checked when the process
+Each comes from the environment as `SPECULATION_<NAME>` (`REDIS_URL`, `RQ_REDIS_URL` and
+`REDIS_CLUSTER_NODES` are also read unprefixed, as Redis tools name them), is checked when the process
 starts (a bad value stops the start with a message naming the variable), and is listed in
 docs/operations.md (generated from this table; a test fails when the page is stale).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 PREFIX = "SPECULATION_"
-UNPREFIXED = ("REDIS_URL", "RQ_REDIS_URL")
+UNPREFIXED = ("REDIS_URL", "RQ_REDIS_URL", "REDIS_CLUSTER_NODES")
 
 
 class SettingsError(ValueError):
@@ -66,6 +66,24 @@ def _redis_url(text: str) -> str:
 
 
 _redis_url.kind = "URL"
+
+
+def _seed_nodes(text: str) -> str:
+    """host:port pairs separated by commas, as one normalised string ("10.0.0.5:7000,10.0.0.6:7000")."""
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, _, port = item.rpartition(":")
+        if not host or not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"host:port pairs separated by commas (not {item[:40]!r})")
+        out.append(f"{host}:{int(port)}")
+    if not out:
+        raise ValueError("at least one host:port")
+    return ",".join(out)
+
+
+_seed_nodes.kind = "host:port list"
 
 
 def _text(text: str) -> str:
@@ -128,7 +146,10 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("REDIS_URL", None, _redis_url,
             "The game store's Redis. Unset under `make serve`: the stack starts its own embedded one."),
-    Setting("RQ_REDIS_URL", None, _redis_url, "The job queue's Redis (RQ cannot use Redis Cluster). Default: REDIS_URL."),
+    Setting("RQ_REDIS_URL", None, _redis_url, "The job queue's Redis (RQ cannot use Redis Cluster). Default: REDIS_URL; required with REDIS_CLUSTER_NODES."),
+    Setting("REDIS_CLUSTER_NODES", None, _seed_nodes, "The game store on a Redis (valkey) Cluster: seed nodes `host:port,host:port` (any few; the client learns the rest). Set instead of REDIS_URL; RQ_REDIS_URL must then name a plain Redis for the job queue (docs/operations.md, \"Running on a Redis Cluster\")."),
+    Setting("REDIS_ACK_REPLICAS", 0, _integer(0, 16), "Replicas that must confirm an append before it is acknowledged (WAITAOF where the server has it and the replicas run AOF, else WAIT; 0: acknowledged once the primary has it). Past REDIS_ACK_TIMEOUT_MS: 503 `unavailable`, the action stays appended and a retry with the same Idempotency-Key waits again."),
+    Setting("REDIS_ACK_TIMEOUT_MS", 1000, _integer(1, 60_000), "Milliseconds an append waits for REDIS_ACK_REPLICAS replicas before the 503."),
     Setting("PORT", 5000, _integer(1, 65535), "The API's port (`make serve PORT=8080`)."),
     Setting("HOST", "127.0.0.1", _text, "The API's address; 0.0.0.0 to listen on every interface."),
     Setting("DATA_DIR", "var", _text, "The stack's data folder (the embedded Redis's AOF), `make serve DATA=...`."),

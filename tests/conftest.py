@@ -92,36 +92,74 @@ def real_redis(redis_server):
     client.close()
 
 
+@pytest.fixture(scope="session")
+def redis_cluster():
+    """A loopback Redis Cluster (valkey, 3 primaries with a replica each) for the whole run: one
+    per xdist worker, started once (about 7 s)."""
+    from ops.drills.redis_cluster import LoopbackCluster, valkey_binary
+
+    try:
+        valkey_binary()
+    except RuntimeError as err:
+        pytest.skip(f"Redis Cluster tests skipped: {err}")
+    cluster = LoopbackCluster(primaries=3, replicas=1).start()
+    yield cluster
+    cluster.stop()
+
+
+def flush_cluster(cluster) -> None:
+    """Empty every primary (the replicas follow)."""
+    for port, role in cluster.roles().items():
+        if role == "master":
+            node = next(n for n in cluster.nodes if n.port == port)
+            cluster.node_client(node, socket_timeout=5).flushall()
+
+
+@pytest.fixture
+def cluster_redis(redis_cluster):
+    """A RedisCluster client of the run's cluster, emptied first."""
+    flush_cluster(redis_cluster)
+    client = redis_cluster.client()
+    yield client
+    client.close()
+
+
 @pytest.fixture
 def fake_redis():
     return fakeredis.FakeRedis(server=fakeredis.FakeServer())
 
 
-@pytest.fixture(params=["memory", "fakeredis", "redis"])
+@pytest.fixture(params=["memory", "fakeredis", "redis", "cluster"])
 def store(request):
     """The event store contract runs on every implementation."""
     if request.param == "memory":
         return MemoryEventStore()
     if request.param == "fakeredis":
         return RedisEventStore(request.getfixturevalue("fake_redis"))
+    if request.param == "cluster":
+        return RedisEventStore(request.getfixturevalue("cluster_redis"))
     return RedisEventStore(request.getfixturevalue("real_redis"))
 
 
-@pytest.fixture(params=["memory", "fakeredis", "redis"])
+@pytest.fixture(params=["memory", "fakeredis", "redis", "cluster"])
 def index(request):
     """The game index contract runs on every implementation."""
     if request.param == "memory":
         return MemoryGameIndex()
     if request.param == "fakeredis":
         return GameIndex(request.getfixturevalue("fake_redis"))
+    if request.param == "cluster":
+        return GameIndex(request.getfixturevalue("cluster_redis"))
     return GameIndex(request.getfixturevalue("real_redis"))
 
 
-@pytest.fixture(params=["fakeredis", "redis"])
+@pytest.fixture(params=["fakeredis", "redis", "cluster"])
 def redis_client(request):
-    """A Redis client, fake and real: for every feature that sits on Redis."""
+    """A Redis client, fake, real and a cluster: for every feature that sits on Redis."""
     if request.param == "fakeredis":
         return request.getfixturevalue("fake_redis")
+    if request.param == "cluster":
+        return request.getfixturevalue("cluster_redis")
     return request.getfixturevalue("real_redis")
 
 
