@@ -20,6 +20,14 @@ and wakes the game's waiters. So an idle waiter costs no Redis command at all:
   every channel, and each confirmation wakes the game's waiters to re-read the head, so an
   append published while the connection was down is not missed.
 
+On a Redis Cluster the channel lives on the primary of the game's slot (sharded pub/sub:
+the append script's SPUBLISH reaches the subscribers of that shard only). The notifier then
+holds one pub/sub connection per primary that serves a subscribed game, each read by a
+listener of its own (`_ClusterSubscriptions`); when a primary is lost (a failover), its
+games' channels are unconfirmed, the topology is read again, and they are subscribed on the
+slot's new primary, whose confirmations have the heads read again as above. So the parked
+streams and long-polls of any API process wake on an append made by any other process.
+
 `LocalNotifier` is the in-process twin for `MemoryEventStore` (the store tells it directly).
 """
 
@@ -197,12 +205,18 @@ class RedisNotifier(Notifier):
         self._pid = os.getpid()
         self._games.clear()  # a forked child inherits nothing it could use
         self._idle.clear()
+        if _is_cluster(self._client):
+            self._pubsub = _ClusterSubscriptions(self, self._client, self._sharded)
+            return
         self._pubsub = self._client.pubsub()
         self._listener = threading.Thread(target=self._listen, name="append-notifier", daemon=True)
         self._listener.start()
 
     def _subscribe(self, game_id: str) -> None:
         name = channel(game_id)
+        if isinstance(self._pubsub, _ClusterSubscriptions):
+            self._pubsub.subscribe(name)
+            return
         try:
             if self._sharded:
                 self._pubsub.ssubscribe(name)
@@ -215,6 +229,9 @@ class RedisNotifier(Notifier):
 
     def _unsubscribe(self, game_id: str) -> None:
         name = channel(game_id)
+        if isinstance(self._pubsub, _ClusterSubscriptions):
+            self._pubsub.unsubscribe(name)
+            return
         try:
             if self._sharded:
                 self._pubsub.sunsubscribe(name)
@@ -328,6 +345,15 @@ class RedisNotifier(Notifier):
                     _after_requests()
                 self._handle(message)
 
+    def _unconfirm(self, names) -> None:
+        """The connection that held these channels failed: each is unconfirmed until Redis
+        confirms its subscription again (its head is then read once more)."""
+        with self._lock:
+            for name in names:
+                game = self._games.get(game_of(name))
+                if game is not None:
+                    game.confirmed = False
+
     def _dropped(self, err: Exception, quiet: bool = False) -> None:
         """The connection failed: nothing is known to be subscribed until Redis confirms it
         again (redis-py re-subscribes every channel when the listener reconnects)."""
@@ -372,6 +398,9 @@ class RedisNotifier(Notifier):
             pubsub, self._pubsub = self._pubsub, None
             for game in self._games.values():
                 self._wake(game)
+        if isinstance(pubsub, _ClusterSubscriptions):
+            pubsub.close()
+            return
         if pubsub is not None:
             try:
                 pubsub.subscribed_event.set()   # a listener waiting for a first subscription
@@ -389,3 +418,148 @@ class RedisNotifier(Notifier):
                 pass
         if self._listener is not None and self._listener is not threading.current_thread():
             self._listener.join(2)
+
+
+def _is_cluster(client) -> bool:
+    from redis.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
+
+
+def _shut(pubsub) -> None:
+    """Close a pub/sub whose listener may be blocked reading its socket (see `close`)."""
+    try:
+        pubsub.subscribed_event.set()
+        sock = getattr(getattr(pubsub, "connection", None), "_sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:
+        pass
+    try:
+        pubsub.close()
+    except Exception:
+        pass
+
+
+class _ClusterSubscriptions:
+    """A notifier's subscriptions on a Redis Cluster: a plain pub/sub connection to each primary
+    that serves a subscribed channel's slot, each with a listener thread (redis-py's cluster
+    pub/sub reads its shards by polling them in turn; this blocks on each socket, so an idle
+    process sends and reads nothing). A listener whose connection fails unconfirms its
+    channels, reads the topology again and moves those whose slot has a new primary there;
+    the rest are subscribed again by redis-py when their node answers again."""
+
+    def __init__(self, notifier: "RedisNotifier", client, sharded: bool):
+        self.notifier, self.client, self.sharded = notifier, client, sharded
+        self.lock = threading.Lock()
+        self.pubsubs: dict[str, object] = {}     # node name -> its pub/sub
+        self.where: dict[str, str] = {}          # channel -> node name
+        self.threads: list[threading.Thread] = []
+        self.closed = False
+
+    def _pubsub_of(self, node):
+        """(lock held) the pub/sub connection of `node`, its listener started with it."""
+        pubsub = self.pubsubs.get(node.name)
+        if pubsub is None:
+            pubsub = self.pubsubs[node.name] = self.client.get_redis_connection(node).pubsub()
+            thread = threading.Thread(target=self._listen, args=(node.name, pubsub),
+                                      name=f"append-notifier-{node.name}", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        return pubsub
+
+    def _send(self, pubsub, command: str, name: str) -> None:
+        """SSUBSCRIBE/SUBSCRIBE or their undoing; when it cannot be sent, the channel is left
+        registered (or not) for redis-py to subscribe again on the reconnect."""
+        registered = pubsub.shard_channels if self.sharded else pubsub.channels
+        try:
+            getattr(pubsub, ("s" if self.sharded else "") + command)(name)
+        except Exception as err:
+            log.warning("%s %s failed (%s); the listener will retry", command, name, err)
+            if command == "subscribe":
+                registered[name.encode()] = None
+            else:
+                registered.pop(name.encode(), None)
+
+    def subscribe(self, name: str) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            node = self.client.get_node_from_key(name)
+            self.where[name] = node.name
+            pubsub = self._pubsub_of(node)
+        self._send(pubsub, "subscribe", name)
+
+    def unsubscribe(self, name: str) -> None:
+        with self.lock:
+            pubsub = self.pubsubs.get(self.where.pop(name, ""))
+        if pubsub is not None:
+            self._send(pubsub, "unsubscribe", name)
+
+    def _listen(self, node_name: str, pubsub) -> None:
+        import redis
+
+        backoff = 0.05
+        while not self.closed:
+            try:
+                message = pubsub.get_message(timeout=300)
+            except redis.TimeoutError:
+                continue
+            except Exception as err:
+                if self.closed:
+                    return
+                if backoff == 0.05:
+                    log.warning("append notifications: connection to %s lost (%s)", node_name, err)
+                    self.notifier.reconnects += 1
+                with self.lock:
+                    names = [c for c, n in self.where.items() if n == node_name]
+                self.notifier._unconfirm(names)
+                time.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
+                if self._regroup(node_name, pubsub):
+                    return
+                continue
+            backoff = 0.05
+            if message:
+                if message["type"] in ("smessage", "message"):
+                    _after_requests()
+                self.notifier._handle(message)
+
+    def _regroup(self, node_name: str, pubsub) -> bool:
+        """Move the lost node's channels to their slots' primaries now; True when none is left
+        on it (its listener ends, its pub/sub is closed)."""
+        try:
+            self.client.nodes_manager.initialize()
+        except Exception as err:   # the cluster itself is unreachable: try again later
+            log.warning("append notifications: the cluster's topology cannot be read (%s)", err)
+            return False
+        moves = []
+        with self.lock:
+            if self.closed:
+                return True
+            for name, where in list(self.where.items()):
+                if where != node_name:
+                    continue
+                node = self.client.get_node_from_key(name)
+                if node.name != node_name:
+                    self.where[name] = node.name
+                    (pubsub.shard_channels if self.sharded else pubsub.channels).pop(name.encode(), None)
+                    moves.append((self._pubsub_of(node), name))
+            left = any(n == node_name for n in self.where.values())
+            if not left:
+                self.pubsubs.pop(node_name, None)
+        for target, name in moves:
+            self._send(target, "subscribe", name)
+        if not left:
+            _shut(pubsub)
+        return not left
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            pubsubs, self.pubsubs = list(self.pubsubs.values()), {}
+        for pubsub in pubsubs:
+            _shut(pubsub)
+        for thread in self.threads:
+            if thread is not threading.current_thread():
+                thread.join(2)

@@ -1,5 +1,6 @@
-"""The append notifier contract (events/notify.py), run on the in-memory twin, on fakeredis and
-on a real redis-server (sharded pub/sub, and plain PUBLISH as on a Redis older than 7)."""
+"""The append notifier contract (events/notify.py), run on the in-memory twin, on fakeredis, on
+a real redis-server (sharded pub/sub, and plain PUBLISH as on a Redis older than 7) and on a
+Redis Cluster (sharded pub/sub on the primary of each game's slot)."""
 
 import threading
 import time
@@ -18,14 +19,14 @@ def append(store, game, n=1):
                         base_version=version, base_head=head)
 
 
-@pytest.fixture(params=["memory", "fakeredis", "redis", "redis-unsharded"])
+@pytest.fixture(params=["memory", "fakeredis", "redis", "redis-unsharded", "cluster"])
 def pair(request):
     """(store, notifier) for each implementation; linger 0, so subscriptions end at once."""
     if request.param == "memory":
         store = MemoryEventStore()
         yield store, store.notifier
         return
-    client = request.getfixturevalue("fake_redis" if request.param == "fakeredis" else "real_redis")
+    client = request.getfixturevalue({"fakeredis": "fake_redis", "cluster": "cluster_redis"}.get(request.param, "real_redis"))
     store = RedisEventStore(client)
     if request.param == "redis-unsharded":
         store._sharded = False           # the script PUBLISHes, the notifier SUBSCRIBEs
