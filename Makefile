@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test check worker demo bench clean golden screenshots client tournament tournament-search \
+.PHONY: install serve test check worker demo bench clean golden screenshots client tournament tournament-search league \
 	ratings-league audit-attacks
 
 # Built once, under a lock: two targets started together on a fresh clone share one build.
@@ -57,6 +57,13 @@ bench: $(BENCH_STAMP)
 # (TOURNAMENT_ARGS="--fresh", "--budget 1800", "--games speculate", "--seed 1"). Table: docs/bots.md.
 tournament: $(STAMP)
 	nice -n 10 $(BIN)/python -m ops.tournament --processes 2 --markdown ops/tournament/results/latest.md $(TOURNAMENT_ARGS)
+
+# The bot league (ops/tournament/league.py, docs/bots.md "League"): CMA-ES searches each game's
+# families of strategies for exploiters of the heuristic, then the kept league is played against
+# the heuristic both ways. One process under nice -n 15, resumable: rerun after a stop
+# (LEAGUE_ARGS="--budget 1800", "--keep", "--matrix-only --search", "--games spekulation", "--seed 2").
+league: $(STAMP)
+	nice -n 15 $(BIN)/python -m ops.tournament.league --markdown ops/tournament/results/league.md $(LEAGUE_ARGS)
 
 # The search level's 4-player verdicts alone: one search seat against three heuristics, 400
 # sessions a game (2,000 for speculation). Hours of CPU: a search move takes up to 200 ms.

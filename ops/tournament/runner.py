@@ -67,9 +67,14 @@ class Cell:
 
 def level_policy(game: str, level: str):
     """A product bot level, `search@<iterations>` (the search level at a reduced budget), or
-    `outside:<name>` from ops/tournament/strategies.py."""
+    `outside:<name>` from ops/tournament/strategies.py, or `league:<name>` from the league's
+    kept members (ops/tournament/league_strategies.json)."""
     if level.startswith("outside:"):
         return OUTSIDE[game][level.split(":", 1)[1]]
+    if level.startswith("league:"):
+        from .league import member_policy
+
+        return member_policy(game, level.split(":", 1)[1])
     if level.startswith("search@"):
         return bot_policy(game, "search", {"iterations": int(level.split("@", 1)[1])})
     return bot_policy(game, level)

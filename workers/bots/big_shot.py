@@ -16,15 +16,28 @@ gains the most (winning majorities, or cancelling a rival's lead).
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Optional
 
 from projections.big_shot import COLOURS, SALE_SIZE, majority
 from projections.templates import fill_template, is_range
 
-RIVAL_WEIGHT = 0.8          # how much a rival's gain counts against mine
-TWO_DISTRICT_BONUS = 10.0   # per expected district, up to two (the requirement to win)
-WORTH_FACTOR = 0.3          # the greedy estimate is optimistic: bid up to this share of it
-BID_MARGIN = 1              # keep at least this much surplus when bidding
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The heuristic's constants (ops/tournament/harden.py searches them against the league)."""
+    rival_weight: float = 0.8          # how much a rival's gain counts against mine
+    two_district_bonus: float = 10.0   # per expected district, up to two (the requirement to win)
+    worth_factor: float = 0.3          # the greedy estimate is optimistic: bid up to this share of it
+    bid_margin: float = 1              # keep at least this much surplus when bidding
+
+
+DEFAULT = Tuning()
+RIVAL_WEIGHT = DEFAULT.rival_weight
+TWO_DISTRICT_BONUS = DEFAULT.two_district_bonus
+WORTH_FACTOR = DEFAULT.worth_factor
+BID_MARGIN = DEFAULT.bid_margin
 
 
 # The chance that a lead holds to the end, by the leader's margin over the next colour
@@ -51,8 +64,9 @@ def hold_chance(margin: int, lots_after: int) -> float:
 class _Model:
     """The board as seen in a view, with a fast utility for one seat's colour."""
 
-    def __init__(self, view: dict, seat: int):
+    def __init__(self, view: dict, seat: int, tuning: Tuning = DEFAULT):
         self.seat = seat
+        self.tuning = tuning
         ds = view["districts"]
         self.names = [d["name"] for d in ds]
         self.index = {n: i for i, n in enumerate(self.names)}
@@ -103,14 +117,15 @@ class _Model:
                 if pw == w:
                     mult = max(mult, 1.0 + pp)
             worth[w] += values[d] * p * mult
-        return {c: worth[c] + TWO_DISTRICT_BONUS * min(2.0, expected[c]) for c in colours}
+        bonus = self.tuning.two_district_bonus
+        return {c: worth[c] + bonus * min(2.0, expected[c]) for c in colours}
 
     def utility(self, leads) -> float:
         vals = self.values_for(leads)
         mine = vals[self.me]
         if not self.rivals:
             return mine
-        return mine - RIVAL_WEIGHT * sum(vals[r] for r in self.rivals) / len(self.rivals)
+        return mine - self.tuning.rival_weight * sum(vals[r] for r in self.rivals) / len(self.rivals)
 
     def leads(self):
         return [self.lead(d) for d in range(len(self.names))]
@@ -156,18 +171,18 @@ class _Model:
         return self.utility(self.leads()) - start
 
 
-def _lot_worth(view: dict, seat: int, lot: list[str]) -> float:
+def _lot_worth(view: dict, seat: int, lot: list[str], tuning: Tuning = DEFAULT) -> float:
     """A lot's worth to the seat. The board does not change while a lot is auctioned, only
     the bids do, so the worth is remembered by (board, seat, lot): every bid of an auction
     (and a search's many visits to one auction) reads it once."""
-    key = (seat, tuple(s["colour"] for s in view["seats"]), view.get("auction_number"),
+    key = (tuning, seat, tuple(s["colour"] for s in view["seats"]), view.get("auction_number"),
            view.get("auctions_total"), tuple(lot),
            tuple((d["name"], d["value"], tuple(d["parks"]), d["sold"], d["colour"], tuple(sorted(d["cubes"].items()))) for d in view["districts"]))
     worth = _WORTHS.get(key)
     if worth is None:
         if len(_WORTHS) >= _WORTHS_KEPT:
             _WORTHS.clear()
-        worth = _WORTHS[key] = _Model(view, seat).lot_worth(lot)
+        worth = _WORTHS[key] = _Model(view, seat, tuning).lot_worth(lot)
     return worth
 
 
@@ -190,7 +205,8 @@ def _find(legal: list[dict], kind: str) -> Optional[dict]:
     return None
 
 
-def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
+def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random,
+              tuning: Tuning = DEFAULT) -> dict:
     if not legal_actions:
         raise ValueError("no legal action")
     first = legal_actions[0]["type"]
@@ -200,7 +216,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
         lo, hi = template["space"]["min"], template["space"]["max"]
         return {"type": "choose_start_space", "space": min(hi, max(lo, space))}
     if first == "place":
-        model = _Model(view, seat)
+        model = _Model(view, seat, tuning)
         lot = view["placing"]["cubes"]
         _, colour, d = model.best_placement(lot, rng)
         action = {"type": "place", "colour": colour, "district": model.names[d]}
@@ -214,8 +230,8 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     others_in = [s for s in range(len(passed)) if s != seat and not passed[s]]
     if high == 0 and not others_in and view.get("active") == seat:
         return pass_action                      # nobody bid: the lot is mine for free
-    worth = _lot_worth(view, seat, auction["lot"])
-    limit = int(worth * WORTH_FACTOR) - BID_MARGIN
+    worth = _lot_worth(view, seat, auction["lot"], tuning)
+    limit = int(worth * tuning.worth_factor) - tuning.bid_margin
     want = high + 1
     if want > limit:
         return pass_action

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import random
+from dataclasses import dataclass
 from typing import Optional
 
 from projections.spekulation import (COMPANIES, COMPANY_INDEX, HOLIDAY, N_COMPANIES, START,
@@ -27,10 +28,25 @@ from projections.spekulation import (COMPANIES, COMPANY_INDEX, HOLIDAY, N_COMPAN
 from projections.templates import fill_template
 
 MID_RANK = (1 + N_COMPANIES) / 2
-HAND_RANK_BONUS = 1.5
-OPPONENT_WEIGHT = 0.7
-RANK_PULL = 1.5     # the pull reaches the middle when 2/3 of the race is left
-FORWARD = 0.85      # the share of the leader's remaining distance a marker is expected to cover
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The heuristic's constants (ops/tournament/harden.py searches them against the league)."""
+    hand_rank_bonus: float = 1.5
+    opponent_weight: float = 0.7    # the best rival's portfolio against its own, for card moves
+    rank_pull: float = 1.5          # the pull reaches the middle when 2/3 of the race is left
+    forward: float = 0.85           # the share of the leader's remaining distance a marker covers
+    buy_gain: float = 4.0           # a buy must gain more than this (estimate - price)
+    sell_gain: float = 4.0          # a sale must gain more than this (price - estimate)
+    holiday: float = 1.0            # the bank holiday's bonus over the board as it stands
+
+
+DEFAULT = Tuning()
+HAND_RANK_BONUS = DEFAULT.hand_rank_bonus
+OPPONENT_WEIGHT = DEFAULT.opponent_weight
+RANK_PULL = DEFAULT.rank_pull
+FORWARD = DEFAULT.forward
 
 
 def _ranks(positions: list[int], arrivals: list[int], end: int) -> list[float]:
@@ -62,15 +78,16 @@ def _table_price(board: str, position: int, rank: float, end: int) -> float:
 
 
 def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
-              hand: tuple = ()) -> list[float]:
+              hand: tuple = (), tuning: Tuning = DEFAULT) -> list[float]:
     """Estimated final price per company."""
-    return list(_estimates(tuple(positions), tuple(arrivals), end, board, tuple(hand)))
+    return list(_estimates(tuple(positions), tuple(arrivals), end, board, tuple(hand), tuning))
 
 
 # A move's choice weighs every candidate's board, and the search asks again in every world it
 # samples: the same few boards, so they are remembered (bounded: a long-lived worker).
 @functools.lru_cache(maxsize=50_000)
-def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tuple) -> tuple:
+def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tuple,
+               tuning: Tuning = DEFAULT) -> tuple:
     track = [p for p in positions if START < p < end]
     left = 0 if arrivals else end - (max(track) if track else 0)
     fraction = min(1.0, left / end)
@@ -82,13 +99,13 @@ def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tu
             continue
         rank = rk[c]
         if COMPANIES[c] in hand and rank > 1:
-            rank -= HAND_RANK_BONUS
-        rank += (MID_RANK - rank) * min(1.0, RANK_PULL * fraction)
+            rank -= tuning.hand_rank_bonus
+        rank += (MID_RANK - rank) * min(1.0, tuning.rank_pull * fraction)
         if left == 0:
             # somebody arrived: the race stops at the end of this turn/round
             out.append(float(START_PRICE) if p == START else _table_price(board, p, rank, end))
             continue
-        est_pos = min(end - 1, p + int(left * FORWARD))
+        est_pos = min(end - 1, p + int(left * tuning.forward))
         if rank <= 1.0 + 1e-9:
             est_pos = end
             out.append(float(TABLES[board][1][len(arrivals)]))
@@ -101,9 +118,9 @@ def _portfolio(shares: list[list[int]], est: list[float]) -> list[float]:
     return [sum(k * est[c] for c, k in enumerate(row)) for row in shares]
 
 
-def _relative(seat: int, values: list[float]) -> float:
+def _relative(seat: int, values: list[float], tuning: Tuning = DEFAULT) -> float:
     others = [v for s, v in enumerate(values) if s != seat]
-    return values[seat] - OPPONENT_WEIGHT * (max(others) if others else 0)
+    return values[seat] - tuning.opponent_weight * (max(others) if others else 0)
 
 
 def _pick(legal: list[dict], wanted: dict) -> Optional[dict]:
@@ -113,7 +130,8 @@ def _pick(legal: list[dict], wanted: dict) -> Optional[dict]:
     return None
 
 
-def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random) -> dict:
+def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Random,
+              tuning: Tuning = DEFAULT) -> dict:
     if not legal_actions:
         raise ValueError("no legal action")
     kinds = {a["type"] for a in legal_actions}
@@ -130,15 +148,15 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
         return fill_template(rng.choice(legal_actions), rng)
 
     if kinds & {"buy", "sell", "pass"}:
-        est = estimates(positions, arrivals, end, board, hand)
-        best, gain = {"type": "pass"}, 4.0
+        est = estimates(positions, arrivals, end, board, hand, tuning)
+        best, gain = {"type": "pass"}, 0.0
         for action in legal_actions:
             if action["type"] == "buy":
                 c = COMPANY_INDEX[action["company"]]
-                g = est[c] - prices[c]
+                g = est[c] - prices[c] - tuning.buy_gain
             elif action["type"] == "sell":
                 c = COMPANY_INDEX[action["company"]]
-                g = prices[c] - est[c]
+                g = prices[c] - est[c] - tuning.sell_gain
             else:
                 continue
             if g > gain:
@@ -158,7 +176,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
             pos = list(positions)
             pos[c] = target
             arr = arrivals + [c] if target >= end and positions[c] < end else arrivals
-            s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand)))
+            s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning)), tuning)
             if score is None or s > score:
                 best, score = action, s
         return best
@@ -166,18 +184,18 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     if "play" in kinds:
         number = view.get("number") or 0
         best, score = None, None
-        baseline = _relative(seat, _portfolio(shares, estimates(positions, arrivals, end, board, hand)))
+        baseline = _relative(seat, _portfolio(shares, estimates(positions, arrivals, end, board, hand, tuning)), tuning)
         for action in legal_actions:
             card = action["card"]
             if card == HOLIDAY:
-                s = baseline + 1.0
+                s = baseline + tuning.holiday
             else:
                 c = COMPANY_INDEX[card]
                 pos = list(positions)
                 to = forward(tuple(pos), c, number, end)
                 arr = arrivals + [c] if to >= end and pos[c] < end else arrivals
                 pos[c] = to
-                s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand)))
+                s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning)), tuning)
             if score is None or s > score:
                 best, score = action, s
         return best or legal_actions[0]
