@@ -65,8 +65,17 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# Every pool that ever had a seek, by name: a set bounded by game types x table sizes x
+# rated, read by the periodic pass instead of a SCAN of the keyspace (every node's, on a cluster).
+POOLS = "pools:known"
+
+
+def pool_name(game_type: str, players: int, rated: bool) -> str:
+    return f"{game_type}.{players}.{int(rated)}"
+
+
 def pool_key(game_type: str, players: int, rated: bool) -> str:
-    return f"{stream_prefix(f'pool/{game_type}.{players}.{int(rated)}')}:seeks"
+    return f"{stream_prefix('pool/' + pool_name(game_type, players, rated))}:seeks"
 
 
 def presence_key(account_id: str) -> str:
@@ -288,6 +297,7 @@ class Seeks:
         seek = self.work.run(Command(f"seek/{seek_id}", lambda s, c: Decision([opened], 0), lambda done: done.after,
                                      new=True, unseen=True))
         pipe = self.redis.pipeline(transaction=False)
+        pipe.sadd(POOLS, pool_name(game_type, players, rated))   # before the seek: the pass finds its pool
         pipe.zadd(pool_key(game_type, players, rated), {seek_id: seek.opened_at})
         pipe.sadd(self._mine_key(principal.account_id), seek_id)
         pipe.execute()
@@ -515,10 +525,14 @@ class Seeks:
 
     def pools(self) -> list[tuple[str, int, bool]]:
         """Every pool with seeks waiting (the periodic pass's work)."""
+        names = sorted(n.decode() for n in self.redis.smembers(POOLS))
+        pipe = self.redis.pipeline(transaction=False)   # one key each: any slot, on a cluster too
+        for name in names:
+            pipe.zcard(f"{stream_prefix('pool/' + name)}:seeks")
         out = []
-        for key in self.redis.scan_iter(match="pool:*:seeks", count=1000):
-            name = key.decode().split("{pool:", 1)[1].split("}", 1)[0]
-            game_type, players, rated = name.rsplit(".", 2)
-            out.append((game_type, int(players), rated == "1"))
+        for name, waiting in zip(names, pipe.execute()):
+            if waiting:
+                game_type, players, rated = name.rsplit(".", 2)
+                out.append((game_type, int(players), rated == "1"))
         return out
 
