@@ -519,7 +519,8 @@ class RedisEventStore(RedisChat, EventStore):
         """WAITAOF 0 N T where the server has it and runs AOF (the replicas are taken to run as
         their primary does), else WAIT N T: asked of the first server, once."""
         if self._ack_command is None:
-            has_waitaof = client.execute_command("COMMAND", "INFO", "WAITAOF")[0] is not None
+            known = client.execute_command("COMMAND", "INFO", "WAITAOF")   # redis-py: a dict by name
+            has_waitaof = bool(known) and (any(known.values()) if isinstance(known, dict) else known[0] is not None)
             aof = int(client.info("persistence").get("aof_enabled", 0))
             self._ack_command = "WAITAOF" if has_waitaof and aof else "WAIT"
         if self._ack_command == "WAITAOF":

@@ -89,6 +89,7 @@ def cluster_client(seed_nodes: str, config: Optional[dict] = None, **overrides):
     bounded = _bounded(config)
     bounded.pop("retry_on_error")       # the cluster client retries connection errors itself
     bounded.pop("health_check_interval")
+    bounded.pop("connection_class")     # each node's client is a redis.Redis of the default kind
     bounded["retry"] = Retry(ExponentialBackoff(cap=0.5, base=0.05), 2)
     bounded.update(overrides)
     seeds = [ClusterNode(host, int(port)) for host, _, port in

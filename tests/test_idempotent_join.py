@@ -12,6 +12,7 @@ from ops.drills import _kit
 from service.app import create_app
 from service.bootstrap import Backend, service_secrets
 from service.core.game_service import GameService
+from events.index import GameIndex
 from service.core.tokens import keyed_game_id, keyed_token, token_hash
 from events.index import MemoryGameIndex
 from events.store import MemoryEventStore
@@ -234,8 +235,8 @@ def test_a_claim_whose_reply_was_lost_leaves_no_seat_without_a_holder(app, redis
     assert token_fields(redis_client, game_id) == {f"token:{token_hash(token)}": "0"}   # held by this token only
     view = http.get(f"/v1/games/{game_id}/view", headers={"Authorization": f"Bearer {token}"})
     assert view.status_code == 200 and view.json["status"] == "open"
-    owner = redis_client.hget("tokens", token_hash(token))
-    assert owner == f"{game_id}:0".encode()                 # the token directory was written by the retry
+    owner = GameIndex(redis_client).token_owner(token_hash(token))
+    assert owner == (game_id, 0)                            # the token directory was written by the retry
     assert token.encode() not in every_stored_byte(redis_client)
 
 
