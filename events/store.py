@@ -432,11 +432,14 @@ def _is_cluster(client) -> bool:
 class RedisEventStore(RedisChat, EventStore):
     """The store on Redis (or fakeredis). `client` must not decode responses."""
 
-    def __init__(self, client, *, ack_replicas: int = 0, ack_timeout_ms: int = 1000):
+    def __init__(self, client, *, ack_replicas: int = 0, ack_timeout_ms: int = 1000, ack_aof: bool = False):
         self.redis = client
         # Acknowledge after replication (REDIS_ACK_REPLICAS): the append and its WAIT (or
         # WAITAOF) go on one connection to the game's primary, so the wait covers that write.
-        self.ack_replicas, self.ack_timeout_ms = ack_replicas, ack_timeout_ms
+        # WAIT by default: WAITAOF on valkey 8 replicas took a second an append (a replica
+        # reports its fsynced offset about once a second: ops/bench/replica_ack.py --durable,
+        # docs/performance.md); `ack_aof` asks for it where the server has it and runs AOF.
+        self.ack_replicas, self.ack_timeout_ms, self.ack_aof = ack_replicas, ack_timeout_ms, ack_aof
         self._ack_command: Optional[str] = None     # "WAITAOF" or "WAIT", asked once
         self.cluster = _is_cluster(client)
         # The script publishes the new version after a successful append: SPUBLISH where the
@@ -516,8 +519,10 @@ class RedisEventStore(RedisChat, EventStore):
         return self.redis.get_redis_connection(self.redis.get_node_from_key(keys(game_id)["meta"]))
 
     def _wait_command(self, client) -> list:
-        """WAITAOF 0 N T where the server has it and runs AOF (the replicas are taken to run as
-        their primary does), else WAIT N T: asked of the first server, once."""
+        """WAIT N T; with `ack_aof`, WAITAOF 0 N T where the server has it and runs AOF (the
+        replicas are taken to run as their primary does): asked of the first server, once."""
+        if self._ack_command is None and not self.ack_aof:
+            self._ack_command = "WAIT"
         if self._ack_command is None:
             known = client.execute_command("COMMAND", "INFO", "WAITAOF")   # redis-py: a dict by name
             has_waitaof = bool(known) and (any(known.values()) if isinstance(known, dict) else known[0] is not None)

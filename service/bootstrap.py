@@ -105,6 +105,10 @@ def is_cluster(client) -> bool:
 
 
 def build_backend(config: dict) -> Backend:
+    acks, wait_ms = int(config.get("REDIS_ACK_REPLICAS") or 0), int(config.get("REDIS_ACK_TIMEOUT_MS") or 1000)
+    if acks and wait_ms / 1000 >= float(config.get("REDIS_SOCKET_TIMEOUT") or 1.5):
+        raise ConfigurationError("REDIS_ACK_TIMEOUT_MS must be below REDIS_SOCKET_TIMEOUT: the replicas' wait "
+                                 "is a command on the append's connection")
     nodes = config.get("REDIS_CLUSTER_NODES")
     url = config.get("REDIS_URL")
     if nodes:

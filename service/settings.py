@@ -148,7 +148,7 @@ SETTINGS: tuple[Setting, ...] = (
             "The game store's Redis. Unset under `make serve`: the stack starts its own embedded one."),
     Setting("RQ_REDIS_URL", None, _redis_url, "The job queue's Redis (RQ cannot use Redis Cluster). Default: REDIS_URL; required with REDIS_CLUSTER_NODES."),
     Setting("REDIS_CLUSTER_NODES", None, _seed_nodes, "The game store on a Redis (valkey) Cluster: seed nodes `host:port,host:port` (any few; the client learns the rest). Set instead of REDIS_URL; RQ_REDIS_URL must then name a plain Redis for the job queue (docs/operations.md, \"Running on a Redis Cluster\")."),
-    Setting("REDIS_ACK_REPLICAS", 0, _integer(0, 16), "Replicas that must confirm an append before it is acknowledged (WAITAOF where the server has it and the replicas run AOF, else WAIT; 0: acknowledged once the primary has it). Past REDIS_ACK_TIMEOUT_MS: 503 `unavailable`, the action stays appended and a retry with the same Idempotency-Key waits again."),
+    Setting("REDIS_ACK_REPLICAS", 0, _integer(0, 16), "Replicas that must confirm an append before it is acknowledged (WAIT: in the replicas' memory; 0: acknowledged once the primary has it). Past REDIS_ACK_TIMEOUT_MS: 503 `unavailable`, the action stays appended and a retry with the same Idempotency-Key waits again."),
     Setting("REDIS_ACK_TIMEOUT_MS", 1000, _integer(1, 60_000), "Milliseconds an append waits for REDIS_ACK_REPLICAS replicas before the 503."),
     Setting("PORT", 5000, _integer(1, 65535), "The API's port (`make serve PORT=8080`)."),
     Setting("HOST", "127.0.0.1", _text, "The API's address; 0.0.0.0 to listen on every interface."),
