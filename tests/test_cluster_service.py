@@ -91,7 +91,7 @@ def play(api, game, seats: dict, rng) -> None:
             return
         mine = [s for s in now.get("to_act", []) if s in seats]
         if now["status"] != "active" or not mine:
-            run_jobs(api, lambda: summary(api, game)["version"] != now["version"]
+            run_jobs(api, lambda version=now["version"]: summary(api, game)["version"] != version
                      or summary(api, game)["status"] == "scored")
             continue
         seat = rng.choice(mine)

@@ -183,7 +183,10 @@ class Accounts:
             return Decision([NewEvent("username.claimed", {"account_id": account_id, "username": level})],
                             expected_version=name.version)
 
-        self.names.run(Command(f"username/{key}", claim, lambda done: done.after))
+        try:
+            self.names.run(Command(f"username/{key}", claim, lambda done: done.after))
+        except Conflict:   # another process opened it at the same moment: the claim is now its own
+            self.names.run(Command(f"username/{key}", claim, lambda done: done.after))
         opened = NewEvent("account.opened", {"account_id": account_id, "username": level, "username_key": key,
                                              "password_hash": "", "recovery_codes": [], "bot": level})
         self.work.run(Command(f"account/{account_id}",
