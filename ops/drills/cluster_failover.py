@@ -134,9 +134,8 @@ def wait_over(client: Client, game_id: str, patience: float) -> bool:
 
 
 def client_loop(bases: list[str], index: int, rng: random.Random, ledger: Ledger, stop: threading.Event,
-                short: bool, patience: float) -> None:
+                short: bool, patience: float, games: list[str]) -> None:
     """One client thread: games back to back until told to stop, each on the next API."""
-    games = hosted_games()
     n = 0
     while not stop.is_set():
         client = Client(bases[(index + n) % len(bases)], ledger.stats, ledger.lock)
@@ -312,13 +311,13 @@ def _hex_head(value) -> str:
 
 def run(failovers: int = 3, clients: int = 8, ack_replicas: int = 1, seed: int = 1, short: bool = False,
         node_timeout_ms: int = 1500, ack_timeout_ms: int = 1000, settle: float = 15.0, warm_up: float = 10.0,
-        patience: float = 300.0) -> dict:
+        patience: float = 300.0, durable: bool = False, game_types: Optional[list[str]] = None) -> dict:
     """The soak and its failovers; the figures (and "ok") at the end."""
     rng = random.Random(seed)
     ledger, stop = Ledger(), threading.Event()
     figures: dict = {"failovers_asked": failovers, "clients": clients, "ack_replicas": ack_replicas,
-                     "node_timeout_ms": node_timeout_ms, "short_games": short}
-    cluster = LoopbackCluster(primaries=3, replicas=1, durable=True, node_timeout_ms=node_timeout_ms).start()
+                     "node_timeout_ms": node_timeout_ms, "short_games": short, "aof": durable}
+    cluster = LoopbackCluster(primaries=3, replicas=1, durable=durable, node_timeout_ms=node_timeout_ms).start()
     rq = RedisProcess(durable=True).start()
     env = cluster_env(cluster, rq.url, ack_replicas, ack_timeout_ms)
     ports = [free_port(), free_port()]
@@ -327,13 +326,17 @@ def run(failovers: int = 3, clients: int = 8, ack_replicas: int = 1, seed: int =
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     threads: list[threading.Thread] = []
     kills: list[dict] = []
+    began = time.monotonic()
+    phases = figures["phases_s"] = {}
     try:
         for api, port in zip(apis, ports):
             if not (wait_listening(port, 60) and _kit.wait_until(lambda: _ready(port), 60, 0.2)):
                 raise RuntimeError("an API did not start: " + api.output()[-3000:])
+        phases["started"] = round(time.monotonic() - began, 1)
         for k in range(clients):
             thread = threading.Thread(target=client_loop, daemon=True,
-                                      args=(bases, k, random.Random(rng.getrandbits(64)), ledger, stop, short, patience))
+                                      args=(bases, k, random.Random(rng.getrandbits(64)), ledger, stop, short, patience,
+                                            game_types or hosted_games()))
             thread.start()
             threads.append(thread)
         time.sleep(warm_up)
@@ -341,14 +344,17 @@ def run(failovers: int = 3, clients: int = 8, ack_replicas: int = 1, seed: int =
             kills.append(fail_over(cluster, ledger))
             time.sleep(settle)
         stop.set()
+        phases["failovers_done"] = round(time.monotonic() - began, 1)
         for thread in threads:
             thread.join(patience + 60)
+        phases["games_over"] = round(time.monotonic() - began, 1)
         figures["clients_finished"] = sum(not t.is_alive() for t in threads)
         for kill in kills:
             kill["first_append_s"] = first_append_after(kill, ledger, kill["slot_set"])
         service = _kit.make_service(cluster.client(socket_timeout=5))
         figures.update(audit(service, bases, ledger, ledger.stats, ledger.lock))
         figures["processes_alive"] = sum(p.alive() for p in apis + workers)
+        phases["audited"] = round(time.monotonic() - began, 1)
         figures["dead_process_output"] = [p.output()[-1500:] for p in apis + workers if not p.alive()][:2]
     finally:
         stop.set()
@@ -359,10 +365,13 @@ def run(failovers: int = 3, clients: int = 8, ack_replicas: int = 1, seed: int =
     figures.update(kills=[{k: v for k, v in kill.items() if k not in ("killed_at", "slot_set")} for kill in kills],
                    failovers=sum(k["promoted_s"] is not None for k in kills), retried=ledger.stats,
                    errors=ledger.errors[:10], error_count=len(ledger.errors))
-    figures["ok"] = (figures["failovers"] == failovers and figures.get("lost", 1) == 0
-                     and figures.get("games_lost", 1) == 0 and figures.get("duplicated", 1) == 0
-                     and figures.get("unheld_seats", 1) == 0 and figures.get("games", 0) > 0
-                     and figures.get("finished") == figures.get("verified") == figures.get("games")
+    # Without the replica acknowledgement a loss is what is measured, not a failure: the drill
+    # then judges only that the failovers happened and every game was played to its end.
+    lossless = ack_replicas == 0 or (
+        figures.get("lost", 1) == 0 and figures.get("games_lost", 1) == 0 and figures.get("unheld_seats", 1) == 0
+        and figures.get("verified") == figures.get("games"))
+    figures["ok"] = (lossless and figures["failovers"] == failovers and figures.get("duplicated", 1) == 0
+                     and figures.get("games", 0) > 0 and figures.get("finished") == figures.get("games")
                      and all(k.get("first_append_s") is not None for k in kills)
                      and figures.get("clients_finished") == clients and not ledger.errors)
     return figures
@@ -388,9 +397,12 @@ def main(argv=None) -> None:
     p.add_argument("--node-timeout-ms", type=int, default=1500, help="cluster-node-timeout")
     p.add_argument("--settle", type=float, default=15.0, help="seconds of play between the cluster whole and the next kill")
     p.add_argument("--short", action="store_true", help="the shortest games the options allow")
+    p.add_argument("--aof", action="store_true", help="cluster nodes with AOF (appendfsync always): the store "
+                   "then waits with WAITAOF instead of WAIT")
     args = p.parse_args(argv)
     _kit.conclude("cluster_failover", args, lambda: run(args.failovers, args.clients, args.ack_replicas, args.seed,
-                                                        args.short, args.node_timeout_ms, settle=args.settle),
+                                                        args.short, args.node_timeout_ms, settle=args.settle,
+                                                        durable=args.aof),
                   summary)
 
 
