@@ -95,8 +95,10 @@ audit-attacks: $(STAMP)
 # only: the failovers' timing is measured (FAILOVER_ARGS="--failovers 5", "--aof", "--json").
 # Figures: docs/reliability.md.
 failover-drill: $(STAMP)
-	nice -n 5 $(BIN)/python -m ops.drills.cluster_failover --ack-replicas 1 --failovers 3 --short $(FAILOVER_ARGS)
-	nice -n 5 $(BIN)/python -m ops.drills.cluster_failover --ack-replicas 0 --failovers 3 --short $(FAILOVER_ARGS)
+	status=0; \
+	nice -n 5 $(BIN)/python -m ops.drills.cluster_failover --ack-replicas 1 --failovers 3 --short $(FAILOVER_ARGS) || status=1; \
+	nice -n 5 $(BIN)/python -m ops.drills.cluster_failover --ack-replicas 0 --failovers 3 --short $(FAILOVER_ARGS) || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) $(VENV).lock *.egg-info .pytest_cache

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -84,42 +85,53 @@ class Ledger:
             return [g for g, _ in self.games if g not in self.finished]
 
 
-def play_person_game(client: Client, base_game: dict, game_id: str, rng: random.Random, ledger: Ledger,
-                     patience: float) -> None:
-    """Claim seat 0 and play it with random legal actions until the game is over."""
-    status, claim = client.until_answered("POST", f"/v1/games/{game_id}/seats/0", {"name": "drill"},
-                                          {"Idempotency-Key": uuid.uuid4().hex}, give_up=patience)
-    if status != 201:
-        ledger.add("errors", f"claim {game_id}: {status} {claim}")
-        return
-    token = claim["token"]
-    ledger.add("tokens", (game_id, 0, token))
-    auth = {"Authorization": f"Bearer {token}"}
+def play_people(client: Client, game_id: str, seats: list[int], rng: random.Random, ledger: Ledger,
+                patience: float) -> None:
+    """Claim `seats` and play them with random legal actions until the game is over (one
+    client for every person of the game: whoever of them is to act moves)."""
+    tokens = {}
+    for seat in seats:
+        status, claim = client.until_answered("POST", f"/v1/games/{game_id}/seats/{seat}", {"name": f"drill{seat}"},
+                                              {"Idempotency-Key": uuid.uuid4().hex}, give_up=patience)
+        if status != 201:
+            ledger.add("errors", f"claim {game_id}/{seat}: {status} {claim}")
+            return
+        tokens[seat] = claim["token"]
+        ledger.add("tokens", (game_id, seat, claim["token"]))
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
-        status, view = client.until_answered("GET", f"/v1/games/{game_id}/view", headers=auth, give_up=patience)
-        if status != 200:
-            ledger.add("errors", f"view {game_id}: {status} {view}")
-            return
-        if view["status"] == "open":
-            time.sleep(0.2)
-            continue
-        if view["status"] != "active":
-            return
-        if 0 not in view["to_act"] or not view["legal_actions"]:
-            client.until_answered("GET", f"/v1/games/{game_id}/view?wait=2&after_version={view['version']}",
-                                  headers=auth, give_up=patience)
-            continue
-        action = fill_template(rng.choice(view["legal_actions"]), rng)
-        body = {"action": action, "expected_version": view["version"]}
-        status, answer = client.until_answered("POST", f"/v1/games/{game_id}/actions", body,
-                                               {**auth, "Idempotency-Key": uuid.uuid4().hex}, give_up=patience)
-        if status in (200, 201):
-            ledger.add("acknowledged", (game_id, action, answer["receipt"], time.time()))
-        elif status != 409:   # 409: a bot moved first; read the view again
-            ledger.add("errors", f"action {game_id}: {status} {answer}")
-            return
-    ledger.add("errors", f"{game_id}: the person's game did not end in {patience} s")
+        moved, version = False, None
+        for seat, token in tokens.items():
+            auth = {"Authorization": f"Bearer {token}"}
+            status, view = client.until_answered("GET", f"/v1/games/{game_id}/view", headers=auth, give_up=patience)
+            if status != 200:
+                ledger.add("errors", f"view {game_id}: {status} {view}")
+                return
+            if view["status"] not in ("open", "active"):
+                return
+            version = view["version"]
+            if view["status"] != "active" or seat not in view["to_act"] or not view["legal_actions"]:
+                continue
+            action = fill_template(rng.choice(view["legal_actions"]), rng)
+            body = {"action": action, "expected_version": view["version"]}
+            status, answer = client.until_answered("POST", f"/v1/games/{game_id}/actions", body,
+                                                   {**auth, "Idempotency-Key": uuid.uuid4().hex}, give_up=patience)
+            if status in (200, 201):
+                moved = True
+                ledger.add("acknowledged", (game_id, seat, action, answer["receipt"], time.time()))
+            elif status != 409:   # 409: another seat (a bot) moved first; read the view again
+                ledger.add("errors", f"action {game_id}: {status} {answer}")
+                return
+        if not moved:   # a bot's turn (or the start): wait for the next version
+            first = {"Authorization": f"Bearer {next(iter(tokens.values()))}"}
+            client.until_answered("GET", f"/v1/games/{game_id}/view?wait=2&after_version={version}", headers=first,
+                                  give_up=patience)
+    ledger.add("errors", f"{game_id}: the people's game did not end in {patience} s")
+
+
+# Who sits at a drill's game, in turn: three scripted people (many acknowledged actions, no
+# bot jobs), one person and two bots, three bots (only the workers play).
+TABLES = ((["person"] * 3), (["person", "bot", "bot"]), (["bot"] * 3))
 
 
 def wait_over(client: Client, game_id: str, patience: float) -> bool:
@@ -139,10 +151,10 @@ def client_loop(bases: list[str], index: int, rng: random.Random, ledger: Ledger
     n = 0
     while not stop.is_set():
         client = Client(bases[(index + n) % len(bases)], ledger.stats, ledger.lock)
-        game_type, with_person = games[(index + n) % len(games)], (index + n) % 2 == 0
+        game_type, table = games[(index + n) % len(games)], TABLES[(index + n) % len(TABLES)]
         n += 1
         game_id = None
-        seats = ([{}] if with_person else [{"bot": "random"}]) + [{"bot": "random"}] * 2
+        seats = [{} if kind == "person" else {"bot": "random"} for kind in table]
         body = {"type": game_type, "options": _kit.short_options(game_type) if short else {}, "seats": seats}
         try:
             status, game = client.until_answered("POST", "/v1/games", body, {"Idempotency-Key": uuid.uuid4().hex},
@@ -151,9 +163,10 @@ def client_loop(bases: list[str], index: int, rng: random.Random, ledger: Ledger
                 ledger.add("errors", f"create: {status} {game}")
                 continue
             game_id = game["game_id"]
-            ledger.add("games", (game_id, with_person))
-            if with_person:
-                play_person_game(client, game, game_id, rng, ledger, patience)
+            people = [seat for seat, kind in enumerate(table) if kind == "person"]
+            ledger.add("games", (game_id, bool(people)))
+            if people:
+                play_people(client, game_id, people, rng, ledger, patience)
             if not wait_over(client, game_id, patience):
                 ledger.add("errors", f"{game_id}: not over after {patience} s")
         except TimeoutError as err:
@@ -238,14 +251,24 @@ def _safe_port(cluster: LoopbackCluster, key: str) -> Optional[int]:
         return None
 
 
-def first_append_after(kill: dict, ledger: Ledger, slots: set[int]) -> Optional[float]:
-    """Seconds from the kill to the first acknowledged action appended after it (its receipt's
-    time) in the killed node's slots."""
+def first_acknowledged_after(kill: dict, ledger: Ledger) -> Optional[float]:
+    """Seconds from the kill to the first person's action in the killed node's slots that was
+    appended after the kill (its receipt's time) and acknowledged."""
     killed_ms = kill["killed_at"] * 1000
     with ledger.lock:
-        answered = [at for g, _, receipt, at in ledger.acknowledged
-                    if receipt["time"] >= killed_ms and slot_of(g) in slots]
+        answered = [at for g, _, _, receipt, at in ledger.acknowledged
+                    if receipt["time"] >= killed_ms and slot_of(g) in kill["slot_set"]]
     return round(min(answered) - kill["killed_at"], 2) if answered else None
+
+
+def first_append_after(kill: dict, service, games: list[str]) -> Optional[float]:
+    """Seconds from the kill to the first event appended in the killed node's slots after it,
+    by anyone (a person through an API, a bot or a scoring through a worker), from the log."""
+    killed_ms = kill["killed_at"] * 1000
+    times = [event["at"] for game_id in games if slot_of(game_id) in kill["slot_set"]
+             for event in (json.loads(body) for body, _ in service.store.read_raw(game_id))
+             if event["at"] >= killed_ms]
+    return round(min(times) / 1000 - kill["killed_at"], 2) if times else None
 
 
 # --- the audit ----------------------------------------------------------------------------------
@@ -256,8 +279,8 @@ def audit(service, bases: list[str], ledger: Ledger, stats: dict, lock: threadin
     lost = duplicated = games_lost = 0
     lost_detail = []
     by_game: dict[str, list] = {}
-    for game_id, action, receipt, _ in ledger.acknowledged:
-        by_game.setdefault(game_id, []).append((action, receipt))
+    for game_id, seat, action, receipt, _ in ledger.acknowledged:
+        by_game.setdefault(game_id, []).append((seat, action, receipt))
     statuses = {}
     for game_id in games:
         raw = service.store.read_raw(game_id)
@@ -269,13 +292,13 @@ def audit(service, bases: list[str], ledger: Ledger, stats: dict, lock: threadin
             decoded = json.loads(body)
             by_version[decoded["v"]] = (decoded, hash_)
         mine = by_game.get(game_id, [])
-        firsts = [receipt["first_version"] for _, receipt in mine]
+        firsts = [receipt["first_version"] for _, _, receipt in mine]
         duplicated += len(firsts) - len(set(firsts))
-        for action, receipt in mine:
+        for seat, action, receipt in mine:
             stored = by_version.get(receipt["first_version"])
             command = (stored[0].get("c") or {}) if stored else {}
             at_head = by_version.get(receipt["version"])
-            if command.get("seat") != 0 or command.get("action") != action or at_head is None \
+            if command.get("seat") != seat or command.get("action") != action or at_head is None \
                     or _hex_head(at_head[1]) != receipt["head"]:
                 lost += 1
                 lost_detail.append({"game": game_id, "version": receipt["version"], "stored": at_head is not None})
@@ -290,7 +313,7 @@ def audit(service, bases: list[str], ledger: Ledger, stats: dict, lock: threadin
             unheld += 1
     verified, unverified = 0, []
     for n, game_id in enumerate(games):
-        receipts = ",".join(f"{r['version']}:{r['head']}" for _, r in by_game.get(game_id, [])[-20:])
+        receipts = ",".join(f"{r['version']}:{r['head']}" for _, _, r in by_game.get(game_id, [])[-20:])
         path = f"/v1/games/{game_id}/verify" + (f"?receipts={receipts}" if receipts else "")
         status, report = Client(bases[n % len(bases)], stats, lock).until_answered("GET", path, give_up=60)
         if status == 200 and report.get("ok"):
@@ -300,6 +323,7 @@ def audit(service, bases: list[str], ledger: Ledger, stats: dict, lock: threadin
     return {"games": len(games), "games_lost": games_lost, "acknowledged": len(ledger.acknowledged),
             "lost": lost, "lost_detail": lost_detail[:10], "duplicated": duplicated,
             "finished": sum(s == "scored" for s in statuses.values()), "verified": verified,
+            "statuses": dict(Counter(statuses.values())),
             "unverified_detail": unverified[:5], "tokens": len(ledger.tokens), "unheld_seats": unheld}
 
 
@@ -349,9 +373,10 @@ def run(failovers: int = 3, clients: int = 8, ack_replicas: int = 1, seed: int =
             thread.join(patience + 60)
         phases["games_over"] = round(time.monotonic() - began, 1)
         figures["clients_finished"] = sum(not t.is_alive() for t in threads)
-        for kill in kills:
-            kill["first_append_s"] = first_append_after(kill, ledger, kill["slot_set"])
         service = _kit.make_service(cluster.client(socket_timeout=5))
+        for kill in kills:
+            kill["first_append_s"] = first_append_after(kill, service, [g for g, _ in ledger.games])
+            kill["first_acknowledged_s"] = first_acknowledged_after(kill, ledger)
         figures.update(audit(service, bases, ledger, ledger.stats, ledger.lock))
         figures["processes_alive"] = sum(p.alive() for p in apis + workers)
         phases["audited"] = round(time.monotonic() - began, 1)
@@ -381,9 +406,11 @@ def summary(fig: dict) -> str:
     kills = fig.get("kills", [])
     promoted = [k["promoted_s"] for k in kills if k["promoted_s"] is not None]
     appended = [k["first_append_s"] for k in kills if k.get("first_append_s") is not None]
+    acknowledged = [k["first_acknowledged_s"] for k in kills if k.get("first_acknowledged_s") is not None]
     span = (lambda xs: f"{min(xs)}-{max(xs)} s" if xs else "none")
     return (f"REDIS_ACK_REPLICAS={fig['ack_replicas']}: {fig['failovers']} failovers (promoted {span(promoted)}, "
-            f"first append after the kill {span(appended)}); {fig.get('games')} games, "
+            f"first append after the kill {span(appended)}, first person's action acknowledged "
+            f"{span(acknowledged)}); {fig.get('games')} games, "
             f"{fig.get('acknowledged')} actions acknowledged: {fig.get('lost')} lost, {fig.get('duplicated')} "
             f"duplicated, {fig.get('games_lost')} games lost, {fig.get('unheld_seats')} seats without a working "
             f"token; {fig.get('finished')} finished, {fig.get('verified')} verified ({fig['seconds']} s)")
