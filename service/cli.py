@@ -3,12 +3,14 @@
 | preferences | ratings | profile | accounts | ratings-rebuild | keys show | keys rotate | audit
 | chat show | chat say | chat remove`.
 
-`serve` runs the API (embedded store and worker with no REDIS_URL); `worker` runs an RQ
-worker for REDIS_URL. The other commands are clients of a running API (--api, default
+`serve` runs the API (embedded store and worker with no REDIS_URL); `worker` runs an RQ worker
+for the game store (REDIS_URL, or REDIS_CLUSTER_NODES with the queue on RQ_REDIS_URL). The other
+commands are clients of a running API (--api, default
 $SPECULATION_API or http://127.0.0.1:5000, over HTTP with httpx), except `verify FILE`,
 which checks an exported log or a dispute bundle offline, `play`/`demo`, which run the service in process
 (`play --api URL`, or with SPECULATION_API set, plays on that server as the signed-in account),
-and the operator's `accounts`, `ratings-rebuild` and `chat remove`, which run on the store's Redis (REDIS_URL).
+and the operator's `archive`, `accounts`, `ratings-rebuild` and `chat remove`, which run on the game store
+(REDIS_URL or REDIS_CLUSTER_NODES, built as the API builds it: service/bootstrap.py).
 `login` keeps a personal token per API in $XDG_CONFIG_HOME/speculation/credentials.json
 (service/client_config.py); SPECULATION_TOKEN, when set, is used instead of it.
 Built with click (Flask's own command-line library). Exit codes: 0 done; 1 the log does not
@@ -129,30 +131,34 @@ def rq_worker(connection, job_monitoring_interval: int):
               help="seconds between heartbeats of a running job")
 @click.option("--abandoned-after", type=float, default=3.0, show_default=True,
               help="a started job with no heartbeat for this long lost its worker: run it again")
-def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
-    """Run an RQ worker (bot turns, scoring, turn timeouts) for REDIS_URL / RQ_REDIS_URL,
-    supervised: restarted after Redis comes back, with the reconciler and the abandoned-job
-    sweep beside it (workers/supervisor.py)."""
+@click.option("--burst", is_flag=True,
+              help="run the jobs due now (and those they enqueue) until the queues are empty, then exit")
+def worker(reconcile_every, job_monitoring_interval, abandoned_after, burst) -> None:
+    """Run an RQ worker (bot turns, scoring, turn timeouts) on the game store (REDIS_URL, or
+    REDIS_CLUSTER_NODES) with its queue on RQ_REDIS_URL (default REDIS_URL), supervised:
+    restarted after Redis comes back, with the reconciler and the abandoned-job sweep beside
+    it (workers/supervisor.py)."""
     import redis
 
-    from service.bootstrap import build_worker_core
-    from service.config import from_env
+    from service.bootstrap import build_core
     from service.observability import configure_logging, request_scope
     from workers import jobs, tasks
-    from workers.queue import RQJobs
     from workers.supervisor import Supervisor
 
-    config = from_env()
+    config, backend = _store_backend("worker")
     configure_logging(config["LOG_LEVEL"])
-    service = build_worker_core()
+    service = build_core(config, backend)
     tasks.bind(service, request_scope)   # before RQ runs a job (its work horses inherit it)
-    if not isinstance(service.jobs, RQJobs):
-        _fail("speculation worker: REDIS_URL (or RQ_REDIS_URL) must name the job queue's Redis", EXIT_USAGE)
+    # The queue's Redis as bootstrap chose it: RQ_REDIS_URL, else REDIS_URL (a cluster store
+    # requires RQ_REDIS_URL: RQ does not run on a cluster).
     url = config.get("RQ_REDIS_URL") or config["REDIS_URL"]
     # The worker's own connection, for its blocking dequeue (RQ gives it a socket timeout
     # longer than its BLPOP): on the core's bounded client (REDIS_SOCKET_TIMEOUT) every idle
     # wait ended in a TimeoutError, and the worker quit every few seconds.
     connection = redis.Redis.from_url(url, socket_connect_timeout=1.0, health_check_interval=30)
+    if burst:
+        rq_worker(connection, job_monitoring_interval).work(burst=True, with_scheduler=True)
+        return
     probe = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=1.0)
 
     from workers.sequencer import sequencer_pass
@@ -164,6 +170,24 @@ def worker(reconcile_every, job_monitoring_interval, abandoned_after) -> None:
                # the transparency log's batches (docs/audit.md): every worker runs the loop, the
                # log's lease lets one sequence at a time
                sequence=sequencer_pass(service), sequence_every=service.sequence_every).run()
+
+
+def _store_backend(command: str, overrides=None):
+    """The settings and the Redis clients of an operator command that runs on the game store,
+    built as the API builds them (service/bootstrap.py): a plain Redis (REDIS_URL) or a
+    cluster (REDIS_CLUSTER_NODES, the job queue on RQ_REDIS_URL). Exit 2 without a store
+    (the in-process fakeredis would hold nothing) or with settings that cannot work together."""
+    from service.bootstrap import ConfigurationError, build_backend, settings, store_configured
+    from service.settings import SettingsError
+
+    try:
+        config = settings(overrides)
+        if not store_configured(config):
+            _fail(f"speculation {command}: REDIS_URL or REDIS_CLUSTER_NODES must name the game store's Redis",
+                  EXIT_USAGE)
+        return config, build_backend(config)
+    except (ConfigurationError, SettingsError) as err:
+        _fail(f"speculation {command}: {err}", EXIT_USAGE)
 
 
 @cli.command()
@@ -704,12 +728,9 @@ def archive() -> None:
 
 
 def _archiving_core(archive_url: str):
-    from service.bootstrap import build_backend, build_core, settings
+    from service.bootstrap import build_core
 
-    config = settings({"ARCHIVE_URL": archive_url})
-    if not config.get("REDIS_URL"):
-        _fail("speculation archive: REDIS_URL must name the game store's Redis", EXIT_USAGE)
-    return build_core(config, build_backend(config))
+    return build_core(*_store_backend("archive", {"ARCHIVE_URL": archive_url}))
 
 
 @archive.command("move")
@@ -961,16 +982,13 @@ def demo(game_type, players, level, iterations, time_ms) -> None:
 @cli.group()
 def accounts() -> None:
     """The operator's account commands: reset a password, rebuild the accounts' projections
-    (they run on the store's Redis, REDIS_URL; docs/accounts.md)."""
+    (they run on the game store, REDIS_URL or REDIS_CLUSTER_NODES; docs/accounts.md)."""
 
 
-def _operator_core():
-    from service.bootstrap import build_backend, build_core, settings
+def _operator_core(command: str = "accounts"):
+    from service.bootstrap import build_core
 
-    config = settings()
-    if not config.get("REDIS_URL"):
-        _fail("speculation accounts: REDIS_URL must name the game store's Redis", EXIT_USAGE)
-    return build_core(config, build_backend(config))
+    return build_core(*_store_backend(command))
 
 
 @accounts.command("reset-password")
@@ -1116,21 +1134,18 @@ def profile(name, api, last, as_json) -> None:
 @click.argument("game_types", nargs=-1, metavar="[TYPE]...")
 def ratings_rebuild(game_types) -> None:
     """Rebuild the ratings of each TYPE (default: every game type) from its ratings log, on the
-    store's Redis (REDIS_URL): every rated game replayed from its own result, in the log's
-    order; every recorded rating must come out the same to the last digit, then the kept
+    store (REDIS_URL or REDIS_CLUSTER_NODES): every rated game replayed from its own result, in
+    the log's order; every recorded rating must come out the same to the last digit, then the kept
     ratings, the leaderboard and the histories are written again. Exit 1 when a rating
     differs (nothing of that type is written)."""
     from projections.registry import all_games
-    from service.bootstrap import settings
 
     known = sorted(all_games())
     unknown = [t for t in game_types if t not in known]
     if unknown:
         raise click.BadParameter(f"unknown game type(s) {', '.join(unknown)}; known: {', '.join(known)}",
                                  param_hint="TYPE")
-    if not settings().get("REDIS_URL"):
-        _fail("speculation ratings-rebuild: REDIS_URL must name the game store's Redis", EXIT_USAGE)
-    core = _operator_core()
+    core = _operator_core("ratings-rebuild")
     failed = []
     for game_type in game_types or known:
         try:
@@ -1838,7 +1853,7 @@ def keys_rotate(data, path) -> None:
     _print_keys(keyring.public_keys()[:2])
 
 
-# --- the table chat: read and say (clients of the API), remove (the operator's, on REDIS_URL) ----
+# --- the table chat: read and say (clients of the API), remove (the operator's, on the store) -----
 @cli.group()
 def chat() -> None:
     """A game's table chat: show it, say something, and the operator's removal of a message."""
@@ -1943,12 +1958,12 @@ class _Answer:
 @click.argument("message", type=click.IntRange(min=1), metavar="MESSAGE_ID")
 @click.option("--reason", default="", help="why (shown with the removal, at most 200 characters)")
 def chat_remove(game, message, reason) -> None:
-    """The operator's removal of chat message MESSAGE_ID of GAME (on the store's Redis,
-    REDIS_URL): a removal entry is appended, the message is shown without its text from then
+    """The operator's removal of chat message MESSAGE_ID of GAME (on the game store, REDIS_URL
+    or REDIS_CLUSTER_NODES): a removal entry is appended, the message is shown without its text from then
     on (it stays in the log, the removal with it). Prints the removal as JSON."""
     from service.core.errors import CoreError
 
-    core = _operator_core()
+    core = _operator_core("chat remove")
     try:
         _print(core.chat.remove(game, message, reason))
     except CoreError as err:
