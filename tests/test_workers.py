@@ -29,12 +29,22 @@ def run_worker_until(service, connection, done, timeout=60, request_scope=None):
     tasks.bind(None)
 
 
-def test_all_bot_game_is_played_to_scored_on_rq(redis_client):
-    service = GameService(RedisEventStore(redis_client), GameIndex(redis_client), RQJobs(redis_client),
+@pytest.fixture
+def queue_redis(request, redis_client):
+    """The Redis RQ runs on beside `redis_client`, the store's: the same one, except beside a
+    cluster, where it is a plain Redis of its own (RQ does not support a cluster; a deployment
+    sets RQ_REDIS_URL, docs/operations.md)."""
+    from service.bootstrap import is_cluster
+
+    return request.getfixturevalue("real_redis") if is_cluster(redis_client) else redis_client
+
+
+def test_all_bot_game_is_played_to_scored_on_rq(redis_client, queue_redis):
+    service = GameService(RedisEventStore(redis_client), GameIndex(redis_client), RQJobs(queue_redis),
                           allow_seed=True)
     session = service.create("speculation", {"deals": 3}, [{"bot": "heuristic"}, {"bot": "random"},
                                                            {"bot": "random"}], seed=SEED)
-    run_worker_until(service, redis_client, lambda: service.load(session.game_id).status == "scored")
+    run_worker_until(service, queue_redis, lambda: service.load(session.game_id).status == "scored")
     final = service.load(session.game_id)
     assert final.status == "scored" and final.seed == SEED
     assert service.verify(session.game_id)["ok"]
@@ -164,45 +174,45 @@ def test_an_idle_worker_keeps_waiting(redis_server):
         client.close()
 
 
-def test_an_orphaned_job_does_not_block_its_unique_id(redis_client):
+def test_an_orphaned_job_does_not_block_its_unique_id(queue_redis):
     """A job hash whose queue entry was lost (a reply or request lost on the way to Redis)
     would otherwise hold its id, and its game, for good: it is replaced."""
-    jobs = RQJobs(redis_client)
+    jobs = RQJobs(queue_redis)
     jobs.bot_turn("g1", 0, 5)
     job_id = "bot_g1_0_5"
-    assert redis_client.lpos(jobs.queue.key, job_id) is not None
+    assert queue_redis.lpos(jobs.queue.key, job_id) is not None
     jobs.bot_turn("g1", 0, 5)                                   # pending: left alone
-    assert redis_client.llen(jobs.queue.key) == 1
-    redis_client.lrem(jobs.queue.key, 0, job_id)                # the entry is lost, the hash stays
+    assert queue_redis.llen(jobs.queue.key) == 1
+    queue_redis.lrem(jobs.queue.key, 0, job_id)                 # the entry is lost, the hash stays
     jobs.bot_turn("g1", 0, 5)
-    assert redis_client.lpos(jobs.queue.key, job_id) is not None and redis_client.llen(jobs.queue.key) == 1
+    assert queue_redis.lpos(jobs.queue.key, job_id) is not None and queue_redis.llen(jobs.queue.key) == 1
 
 
-def test_overdue_scheduled_jobs_are_moved_on_both_queues(redis_client):
+def test_overdue_scheduled_jobs_are_moved_on_both_queues(queue_redis):
     """RQ's retry of a failed job is a scheduled job; with the scheduler's lock held by a
     dead worker nothing moves it but the sweep, on the bots' queue as on the first."""
     from datetime import timedelta
 
     from rq.registry import ScheduledJobRegistry
 
-    jobs = RQJobs(redis_client)
+    jobs = RQJobs(queue_redis)
     for queue, job_id in ((jobs.queue, "bot_g1_0_5"), (jobs.background, "bot_g2_1_7")):
         queue.enqueue_in(timedelta(seconds=-30), "workers.tasks.bot_turn", "g", 0, 5, job_id=job_id)
         assert job_id in ScheduledJobRegistry(queue=queue)
     assert sorted(jobs.enqueue_overdue(3.0)) == ["bot_g1_0_5", "bot_g2_1_7"]
-    assert redis_client.lpos(jobs.queue.key, "bot_g1_0_5") is not None
-    assert redis_client.lpos(jobs.background.key, "bot_g2_1_7") is not None
+    assert queue_redis.lpos(jobs.queue.key, "bot_g1_0_5") is not None
+    assert queue_redis.lpos(jobs.background.key, "bot_g2_1_7") is not None
 
 
-def test_a_job_a_worker_starts_between_two_reads_is_not_taken_for_an_orphan(redis_client):
+def test_a_job_a_worker_starts_between_two_reads_is_not_taken_for_an_orphan(queue_redis):
     """Read QUEUED, then a worker takes it off the queue and starts it before the list is
     read: it is in no list its first status names, yet it is pending, not lost."""
     from rq.job import Job, JobStatus
 
-    jobs = RQJobs(redis_client)
+    jobs = RQJobs(queue_redis)
     jobs.bot_turn("g2", 0, 5)
-    job = Job.fetch("bot_g2_0_5", connection=redis_client)
-    redis_client.lrem(jobs.queue.key, 0, job.id)               # taken off the queue by a worker...
+    job = Job.fetch("bot_g2_0_5", connection=queue_redis)
+    queue_redis.lrem(jobs.queue.key, 0, job.id)                # taken off the queue by a worker...
     statuses = iter([JobStatus.QUEUED, JobStatus.STARTED])      # ...which starts it meanwhile
     job.get_status = lambda refresh=True: next(statuses)
     assert jobs._waits_somewhere(job)
