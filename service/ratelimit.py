@@ -35,15 +35,33 @@ def _window_key(subject: str, now: int, window: int) -> str:
     return f"rate:{subject}:{now // window}"
 
 
+# One more hit in a window's counter and its expiry, in one step: an INCR and an EXPIRE sent
+# apart leave a counter that never expires when the process dies between them (or the
+# connection drops), and a pipeline of the two is no transaction on a cluster. One key: any
+# slot. KEYS[1]: the counter; ARGV[1]: its time to live (s). Returns the count.
+_HIT = """
+local n = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return n
+"""
+# A count given back (give_back), only while its counter lives: a DECR on a counter that has
+# expired would make a new one, at -1 and without expiry.
+_UNHIT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+
+
 def _window_counts(client, subjects: list[str], window: int, now: Optional[int] = None) -> tuple[list[int], int]:
-    """One more hit for each subject in the window `now` is in: (counts, seconds to its end)."""
+    """One more hit for each subject in the window `now` is in: (counts, seconds to its end).
+    One script a counter, the subjects' scripts in one round trip: EVAL, not EVALSHA (a cluster
+    pipeline cannot load a missing script), sent as a raw command (a cluster pipeline has no
+    eval method)."""
     now = int(time.time()) if now is None else now
-    pipe = client.pipeline()
+    pipe = client.pipeline(transaction=False)
     for subject in subjects:
-        key = _window_key(subject, now, window)
-        pipe.incr(key)
-        pipe.expire(key, window + 1)
-    return pipe.execute()[::2], window - now % window
+        pipe.execute_command("EVAL", _HIT, 1, _window_key(subject, now, window), window + 1)
+    return pipe.execute(), window - now % window
 
 
 def install_rate_limit(app: Flask, client) -> None:
@@ -152,7 +170,7 @@ def admit_creation(admission: Admission, live_status) -> None:
     """Before a game is created (the core's `admit`: a new, valid create only): 429
     `too_many_games` past CREATE_LIMIT for this address, 429 `too_many_bot_games` when it
     already has BOT_GAMES_PER_ADDRESS live self-playing games. Each limit is checked and taken
-    in one atomic step (an INCR; a Lua script), so parallel creates cannot pass it together;
+    in one atomic step (a Lua script each), so parallel creates cannot pass it together;
     `live_status(game_id)` reads a game's status, to forget the ones that are over. Runs once
     per request, however often the core decides the create again."""
     if admission.taken:
@@ -195,9 +213,9 @@ def give_back(admission: Admission) -> None:
     if not admission.taken:
         return
     client = current_app.extensions["backend"].store_client
-    pipe = client.pipeline()
+    pipe = client.pipeline(transaction=False)
     if admission.window_key:
-        pipe.decr(admission.window_key)
+        pipe.execute_command("EVAL", _UNHIT, 1, admission.window_key)
     if admission.slot_key:
         pipe.zrem(admission.slot_key, admission.reservation)
     pipe.execute()

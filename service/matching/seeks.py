@@ -41,6 +41,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from redis.exceptions import LockError
+
 from events.envelope import GENESIS, NewEvent
 from events.keys import stream_prefix
 from events.store import EventStore
@@ -354,9 +356,12 @@ class Seeks:
     def match(self, game_type: str, players: int, rated: bool) -> list[str]:
         """One pass over a pool (under its lease): the games formed."""
         pool = pool_key(game_type, players, rated)
-        lease, dirty = f"{pool}:lease", f"{pool}:dirty"
-        token = secrets.token_hex(8)
-        if not self.redis.set(lease, token, nx=True, px=LEASE_MS):
+        dirty = f"{pool}:dirty"
+        # redis-py's lock: SET NX PX to take it; its release is one compare-and-delete script
+        # (a GET then a DEL would delete the lease another pass took in between, once this
+        # one's had lapsed). One key: the pool's slot.
+        lease = self.redis.lock(f"{pool}:lease", timeout=LEASE_MS / 1000, blocking=False, thread_local=False)
+        if not lease.acquire(token=secrets.token_hex(8)):
             # another pass holds the pool: it looks again before it lets go (a seek made while
             # it ran is never left waiting for the next periodic pass)
             self.redis.set(dirty, "1", px=LEASE_MS)
@@ -370,8 +375,10 @@ class Seeks:
                     return formed
             return formed
         finally:
-            if self.redis.get(lease) == token.encode():
-                self.redis.delete(lease)
+            try:
+                lease.release()
+            except LockError:   # it lapsed (a pass longer than LEASE_MS): no longer ours to delete
+                pass
 
     def _match(self, pool: str, players: int) -> list[str]:
         formed: list[str] = []
