@@ -22,14 +22,15 @@ from workers.sequencer import SequencerThread, run_once, sequencer_pass
 SEED = "ab" * 32
 
 
-@pytest.fixture(params=["memory", "fakeredis", "redis"])
+@pytest.fixture(params=["memory", "fakeredis", "redis", "cluster"])
 def core(request):
-    """A service core with its transparency log, as the bootstrap attaches it."""
+    """A service core with its transparency log, as the bootstrap attaches it ("cluster": the
+    run's loopback Redis Cluster, every primary flushed first)."""
     if request.param == "memory":
         service = GameService(MemoryEventStore(), MemoryGameIndex(), MemoryJobs(), allow_seed=True)
         service.transparency = MemoryTransparencyLog()
     else:
-        client = request.getfixturevalue("fake_redis" if request.param == "fakeredis" else "real_redis")
+        client = request.getfixturevalue({"fakeredis": "fake_redis", "cluster": "cluster_redis"}.get(request.param, "real_redis"))
         service, _ = make_service(client)
         service.transparency = RedisTransparencyLog(client)
     return service

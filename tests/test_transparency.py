@@ -1,6 +1,6 @@
-"""The transparency log's contract (events/transparency.py), run on memory, fakeredis and a
-real Redis server: batches, stale commits, proofs against the published heads, a game's
-checkpoints, the lease and the watermark."""
+"""The transparency log's contract (events/transparency.py), run on memory, fakeredis, a
+real Redis server and a Redis Cluster: batches, stale commits, proofs against the published
+heads, a game's checkpoints, the lease and the watermark."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ NOW = 1_796_380_000_000
 KEYRING = Keyring.ephemeral(NOW - 1000)
 
 
-@pytest.fixture(params=["memory", "fakeredis", "redis"])
+@pytest.fixture(params=["memory", "fakeredis", "redis", "cluster"])
 def tlog(request):
+    """The log on each implementation; "cluster": the run's loopback Redis Cluster (3 primaries
+    with a replica each, tests/conftest.py), every primary flushed first (cluster_redis)."""
     if request.param == "memory":
         return MemoryTransparencyLog()
-    return RedisTransparencyLog(request.getfixturevalue("fake_redis" if request.param == "fakeredis" else "real_redis"))
+    fixture = {"fakeredis": "fake_redis", "cluster": "cluster_redis"}.get(request.param, "real_redis")
+    return RedisTransparencyLog(request.getfixturevalue(fixture))
 
 
 def _cp(game: str, version: int) -> Checkpoint:
