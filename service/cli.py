@@ -93,6 +93,9 @@ def serve(host, port, data) -> None:
         config = from_env()
     except SettingsError as err:
         _fail(f"speculation serve: {err}", EXIT_USAGE)
+    if config.get("REDIS_CLUSTER_NODES"):   # the stack would start a Redis of its own beside it
+        _fail("speculation serve: the stack runs on one machine and its own Redis; with REDIS_CLUSTER_NODES run "
+              "the API under gunicorn and `speculation worker` on each machine (docs/operations.md)", EXIT_USAGE)
     for name in unknown_variables():
         print(f"[stack] warning: {name} names no setting (see docs/operations.md)", file=sys.stderr)
     try:

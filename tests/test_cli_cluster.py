@@ -3,7 +3,8 @@ run's loopback valkey cluster (REDIS_CLUSTER_NODES), the job queue on a private 
 (RQ_REDIS_URL), as docs/operations.md sets them up. `speculation worker --burst` plays an
 all-bot game's turns and scores it; the operator's commands (`accounts rebuild`,
 `ratings-rebuild`, `chat remove`, `archive move`) run there too; settings that cannot work
-together stop a command with exit 2 and the reason, not a traceback."""
+together stop a command with exit 2 and the reason, not a traceback; `serve` (one machine, its
+own Redis) refuses a cluster setting."""
 
 from __future__ import annotations
 
@@ -95,3 +96,10 @@ def test_a_cluster_without_a_queue_redis_stops_the_command_with_its_reason(capsy
     monkeypatch.delenv("REDIS_CLUSTER_NODES")
     code, out, err = run(capsys, "ratings-rebuild")
     assert code == cli.EXIT_USAGE and "REDIS_CLUSTER_NODES" in err
+
+
+def test_serve_refuses_a_cluster_rather_than_start_a_redis_beside_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("REDIS_CLUSTER_NODES", "127.0.0.1:7000")
+    monkeypatch.setenv("RQ_REDIS_URL", "redis://127.0.0.1:7001/0")
+    code, out, err = run(capsys, "serve", "--data", str(tmp_path / "var"))
+    assert code == cli.EXIT_USAGE and "speculation worker" in err and not (tmp_path / "var").exists()
