@@ -98,11 +98,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Env:
-    """Shared resources of one run: a private redis-server, started once, never the shared one."""
+    """Shared resources of one run: a private redis-server, started once, never the shared one;
+    a loopback Redis Cluster for the benchmarks that need one, started once too."""
 
     def __init__(self, scale: Scale):
         self.scale = scale
         self._redis: Optional[RedisProcess] = None
+        self._cluster = None
 
     def redis(self) -> RedisProcess:
         if self._redis is None:
@@ -120,7 +122,26 @@ class Env:
         client.flushdb()
         return client
 
+    def cluster(self):
+        """A loopback valkey cluster of 3 primaries, no replicas (ops/drills/redis_cluster.py):
+        the cost of a cluster's routing and of its slots, not of replication."""
+        if self._cluster is None:
+            from ops.drills.redis_cluster import LoopbackCluster
+
+            self._cluster = LoopbackCluster(primaries=3, replicas=0).start()
+        return self._cluster
+
+    def fresh_cluster_client(self):
+        """A RedisCluster client of the run's cluster, every primary flushed (ours alone)."""
+        cluster = self.cluster()
+        for node in cluster.nodes:
+            cluster.node_client(node, socket_timeout=5).flushall()
+        return cluster.client()
+
     def close(self) -> None:
         if self._redis is not None:
             self._redis.stop()
             self._redis = None
+        if self._cluster is not None:
+            self._cluster.stop()
+            self._cluster = None
