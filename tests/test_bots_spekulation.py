@@ -34,3 +34,21 @@ def test_late_in_the_race_the_ranking_shows_through():
     spaces = [58, 50, 45, 40, 30, 20, 10, 5]
     est = bot.estimates(spaces, [], END, "plain")
     assert est == sorted(est, reverse=True)
+
+
+def _view_with_discards(discards: list[list[str]]) -> dict:
+    seats = [{"money": 20, "shares": {n: 0 for n in bot.COMPANIES}, "discard": d} for d in discards]
+    return {"seats": seats}
+
+
+def test_card_counting_speeds_up_a_company_whose_cards_are_still_unplayed():
+    # every seat has played red's card this cycle, nobody yellow's: yellow will move more
+    view = _view_with_discards([["red"], ["red"], ["red"], ["red", "green"]])
+    pace = bot.card_pace(view, bot.DEFAULT.count_weight)
+    red, yellow = bot.COMPANY_INDEX["red"], bot.COMPANY_INDEX["yellow"]
+    assert pace[yellow] > 1.0 > pace[red] >= 0.0
+    spaces = [20, 20 - 1, 15, 14, 13, 12, 11, 10]
+    est = bot.estimates(spaces, [], END, "plain", (), bot.DEFAULT, pace)
+    flat = bot.estimates(spaces, [], END, "plain")
+    assert est[red] <= flat[red] and est[yellow] >= flat[yellow]
+    assert bot.card_pace(view, 0.0) == ()

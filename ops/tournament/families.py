@@ -83,7 +83,8 @@ def _spek_values(view: dict, p: dict, positions: list[int], arrivals: list[int])
     track = [q for q in positions if START < q < end]
     left = 0 if arrivals else end - (max(track) if track else 0)
     share_left = min(1.0, left / end)
-    projected = [q if q >= end else q + p["forward"] * left for q in positions]
+    pace = _spek_pace(view, p.get("count", 0.0))
+    projected = [q if q >= end else q + p["forward"] * left * pace[c] for c, q in enumerate(positions)]
     order = sorted(range(N_COMPANIES), key=lambda c: (-(N_COMPANIES + 1 - arrivals.index(c)) * 1000
                                                       if c in arrivals else -projected[c], c))
     rank = {c: i + 1 for i, c in enumerate(order)}
@@ -99,6 +100,17 @@ def _spek_values(view: dict, p: dict, positions: list[int], arrivals: list[int])
         now = START_PRICE if q == START else _spek_table(board, q, rank[c], end)
         out.append(p["blend"] * final + (1 - p["blend"]) * now)
     return out
+
+
+def _spek_pace(view: dict, weight: float) -> list[float]:
+    """Card counting: every seat plays each company's card once a cycle of its deck, and the
+    discards are public, so a company whose cards are still unplayed in more seats will move
+    more soon. Its pace is 1 + `weight` x (its unplayed cards / the mean - 1)."""
+    if not weight:
+        return [1.0] * N_COMPANIES
+    unplayed = [sum(1 for row in view["seats"] if name not in row["discard"]) for name in COMPANIES]
+    mean = sum(unplayed) / N_COMPANIES or 1.0
+    return [max(0.0, 1 + weight * (u / mean - 1)) for u in unplayed]
 
 
 def _spek_read(view: dict):
@@ -124,6 +136,20 @@ def _spek_after_rank_move(view, positions, arrivals, company, direction):
     state = spekulation.State(edition=view["edition"], board=view["board"], players=view["players"],
                               end=view["end_space"], positions=tuple(positions), arrivals=tuple(arrivals))
     return rank_move_target(state, company, direction)
+
+
+def spekulation_race_count(p: dict) -> Policy:
+    """race-value with card counting (`count`, _spek_pace) and its starting share chosen by
+    the same valuation (the dice edition's set-up choice)."""
+    inner = spekulation_race_value(p)
+
+    def policy(view, legal, seat, rng):
+        if legal[0]["type"] == "choose_share":
+            positions, arrivals, _, _ = _spek_read(view)
+            values = _spek_values(view, p, positions, arrivals)
+            return max(legal, key=lambda a: (values[COMPANY_INDEX[a["company"]]], a["company"]))
+        return inner(view, legal, seat, rng)
+    return policy
 
 
 def spekulation_race_value(p: dict) -> Policy:
@@ -448,7 +474,11 @@ FAMILIES: dict[str, dict[str, Family]] = {
     spekulation.NAME: {"race-value": Family(spekulation.NAME, "race-value", (
         Param("forward", 0.0, 1.2), Param("pull", 0.0, 2.0), Param("blend", 0.0, 1.0),
         Param("buy", -10.0, 60.0), Param("sell", -10.0, 60.0), Param("rival", 0.0, 1.5),
-        Param("holiday", -20.0, 20.0)), spekulation_race_value)},
+        Param("holiday", -20.0, 20.0)), spekulation_race_value),
+        "race-count": Family(spekulation.NAME, "race-count", (
+            Param("forward", 0.0, 1.2), Param("pull", 0.0, 2.0), Param("blend", 0.0, 1.0),
+            Param("buy", -10.0, 60.0), Param("sell", -10.0, 60.0), Param("rival", 0.0, 1.5),
+            Param("holiday", -20.0, 20.0), Param("count", 0.0, 4.0)), spekulation_race_count)},
     big_shot.NAME: {"district-value": Family(big_shot.NAME, "district-value", (
         Param("frac", 0.0, 1.5), Param("add", -3.0, 6.0), Param("rival", 0.0, 1.5), Param("slope", 0.2, 4.0),
         Param("late", 0.0, 4.0), Param("two", 0.0, 25.0), Param("loan", 0.0, 4.0)), big_shot_district_value)},

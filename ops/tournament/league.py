@@ -169,15 +169,17 @@ class Log:
 
 def search_family(family: Family, seed: str, log: Log, generations: int = 12, popsize: int = 8,
                   sessions: int = 40, validate: int = 200, finalists: int = 3,
-                  echo=print) -> Optional[Member]:
-    """CMA-ES over the family's parameters against three heuristics; the validated best as a
-    member, or None when the budget stopped it (rerun to resume)."""
+                  echo=print, start: Optional[dict] = None, start_name: str = "") -> Optional[Member]:
+    """CMA-ES over the family's parameters against three heuristics, from the middle of their
+    ranges or from `start` (a kept member's parameters: the league grows from what it found);
+    the validated best as a member, or None when the budget stopped it (rerun to resume)."""
     with warnings.catch_warnings():          # cma says once that it cannot plot without matplotlib
         warnings.simplefilter("ignore")
         import cma
 
     dim = len(family.params)
-    es = cma.CMAEvolutionStrategy([0.5] * dim, 0.3, {
+    x0 = [min(1.0, max(0.0, u)) for u in family.encode(start)] if start else [0.5] * dim
+    es = cma.CMAEvolutionStrategy(x0, 0.3 if start is None else 0.2, {
         "bounds": [0, 1], "popsize": popsize, "seed": int(_seed(seed, family.game, family.name)[:7], 16) + 1,
         "verbose": -9})
     tried: list[tuple[float, dict]] = []
@@ -210,7 +212,8 @@ def search_family(family: Family, seed: str, log: Log, generations: int = 12, po
     low, high = wilson(rate * validate, validate)
     found = (("against three heuristics", round(rate, 4)), ("sessions", validate),
              ("wilson95", [round(low, 4), round(high, 4)]), ("generations", generations),
-             ("popsize", popsize), ("sessions a candidate", sessions))
+             ("popsize", popsize), ("sessions a candidate", sessions)) + \
+        ((("started from", start_name),) if start else ())
     return Member(family.game, f"{family.name}-{seed}", family.name,
                   tuple((p.name, params[p.name]) for p in family.params), seed, found)
 
@@ -263,11 +266,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ops.tournament.league", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", default="1")
     ap.add_argument("--games", default=None, help="comma-separated game names (default: every game with a family)")
+    ap.add_argument("--families", default=None, help="comma-separated family names (default: every family)")
     ap.add_argument("--generations", type=int, default=12)
     ap.add_argument("--popsize", type=int, default=8)
     ap.add_argument("--sessions", type=int, default=40, help="sessions a candidate, a generation")
     ap.add_argument("--validate", type=int, default=200, help="sessions a finalist")
     ap.add_argument("--budget", type=float, default=None, help="CPU seconds for this run (then stop; resumable)")
+    ap.add_argument("--warm", action="store_true",
+                    help="start each family's search from its best kept member (by its validated rate)")
     ap.add_argument("--keep", action="store_true", help="write the exploiters found to league_strategies.json")
     ap.add_argument("--matrix-only", action="store_true", help="no search: play the kept league's matrix")
     ap.add_argument("--no-matrix", action="store_true", help="search only")
@@ -289,8 +295,14 @@ def main(argv=None) -> int:
     if not args.matrix_only:
         for game in games:
             for family in FAMILIES.get(game, {}).values():
+                if args.families and family.name not in args.families.split(","):
+                    continue
+                kept = [m for m in load_members().get(game, []) if m.family == family.name]
+                best = max(kept, key=lambda m: dict(m.found).get("against three heuristics", 0)) \
+                    if args.warm and kept else None
                 member = search_family(family, args.seed, log, args.generations, args.popsize, args.sessions,
-                                       args.validate)
+                                       args.validate, start=dict(best.params) if best else None,
+                                       start_name=best.name if best else "")
                 if member is None:
                     stopped = True
                     break

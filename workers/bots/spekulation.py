@@ -32,14 +32,17 @@ MID_RANK = (1 + N_COMPANIES) / 2
 
 @dataclass(frozen=True)
 class Tuning:
-    """The heuristic's constants (ops/tournament/harden.py searches them against the league)."""
-    hand_rank_bonus: float = 1.5
-    opponent_weight: float = 0.7    # the best rival's portfolio against its own, for card moves
-    rank_pull: float = 1.5          # the pull reaches the middle when 2/3 of the race is left
-    forward: float = 0.85           # the share of the leader's remaining distance a marker covers
-    buy_gain: float = 4.0           # a buy must gain more than this (estimate - price)
-    sell_gain: float = 4.0          # a sale must gain more than this (price - estimate)
-    holiday: float = 1.0            # the bank holiday's bonus over the board as it stands
+    """The heuristic's constants. Since issue 47 they are the ones ops/tournament/harden.py
+    found against the league (docs/bots.md, League): card counting (`count_weight`) above all,
+    the rest moved with it (the values before it in the comments)."""
+    hand_rank_bonus: float = 1.6892  # was 1.5
+    opponent_weight: float = 0.9406  # the best rival's portfolio against its own, for card moves (was 0.7)
+    rank_pull: float = 2.739         # the pull reaches the middle when 36% of the race is left (was 1.5: 2/3)
+    forward: float = 0.4812          # the share of the leader's remaining distance a marker covers (was 0.85)
+    buy_gain: float = -4.8011        # a buy must gain more than this, estimate - price (was 4)
+    sell_gain: float = 8.9335        # a sale must gain more than this, price - estimate (was 4)
+    holiday: float = 4.2451          # the bank holiday's bonus over the board as it stands (was 1)
+    count_weight: float = 1.8642     # card counting: how much a company's unplayed cards speed it up (was 0)
 
 
 DEFAULT = Tuning()
@@ -78,16 +81,29 @@ def _table_price(board: str, position: int, rank: float, end: int) -> float:
 
 
 def estimates(positions: list[int], arrivals: list[int], end: int, board: str,
-              hand: tuple = (), tuning: Tuning = DEFAULT) -> list[float]:
-    """Estimated final price per company."""
-    return list(_estimates(tuple(positions), tuple(arrivals), end, board, tuple(hand), tuning))
+              hand: tuple = (), tuning: Tuning = DEFAULT, pace: tuple = ()) -> list[float]:
+    """Estimated final price per company (`pace`: per company, how fast it moves against the
+    mean, from card counting; none: all alike)."""
+    return list(_estimates(tuple(positions), tuple(arrivals), end, board, tuple(hand), tuning, tuple(pace)))
+
+
+def card_pace(view: dict, weight: float) -> tuple:
+    """Card counting. Every seat's deck holds each company's card once, and it plays the deck
+    through before it is shuffled again; the discards are public. So a company whose card is
+    still unplayed in more seats (in a hand or a deck) will be moved more in the turns to come.
+    Its pace is 1 + `weight` x (seats with its card unplayed / the mean over companies - 1)."""
+    if not weight:
+        return ()
+    unplayed = [sum(1 for row in view["seats"] if name not in row["discard"]) for name in COMPANIES]
+    mean = sum(unplayed) / N_COMPANIES or 1.0
+    return tuple(max(0.0, 1 + weight * (u / mean - 1)) for u in unplayed)
 
 
 # A move's choice weighs every candidate's board, and the search asks again in every world it
 # samples: the same few boards, so they are remembered (bounded: a long-lived worker).
 @functools.lru_cache(maxsize=50_000)
 def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tuple,
-               tuning: Tuning = DEFAULT) -> tuple:
+               tuning: Tuning = DEFAULT, pace: tuple = ()) -> tuple:
     track = [p for p in positions if START < p < end]
     left = 0 if arrivals else end - (max(track) if track else 0)
     fraction = min(1.0, left / end)
@@ -105,7 +121,7 @@ def _estimates(positions: tuple, arrivals: tuple, end: int, board: str, hand: tu
             # somebody arrived: the race stops at the end of this turn/round
             out.append(float(START_PRICE) if p == START else _table_price(board, p, rank, end))
             continue
-        est_pos = min(end - 1, p + int(left * tuning.forward))
+        est_pos = min(end - 1, p + int(left * tuning.forward * (pace[c] if pace else 1.0)))
         if rank <= 1.0 + 1e-9:
             est_pos = end
             out.append(float(TABLES[board][1][len(arrivals)]))
@@ -144,11 +160,12 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
         shares = [[row["shares"][name] for name in COMPANIES] for row in view["seats"]]
         hand = tuple(view.get("hand") or ())
         prices = [companies[name]["price"] for name in COMPANIES]
+        pace = card_pace(view, tuning.count_weight)
     except (KeyError, TypeError, ValueError):
         return fill_template(rng.choice(legal_actions), rng)
 
     if kinds & {"buy", "sell", "pass"}:
-        est = estimates(positions, arrivals, end, board, hand, tuning)
+        est = estimates(positions, arrivals, end, board, hand, tuning, pace)
         best, gain = {"type": "pass"}, 0.0
         for action in legal_actions:
             if action["type"] == "buy":
@@ -176,7 +193,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
             pos = list(positions)
             pos[c] = target
             arr = arrivals + [c] if target >= end and positions[c] < end else arrivals
-            s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning)), tuning)
+            s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning, pace)), tuning)
             if score is None or s > score:
                 best, score = action, s
         return best
@@ -184,7 +201,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
     if "play" in kinds:
         number = view.get("number") or 0
         best, score = None, None
-        baseline = _relative(seat, _portfolio(shares, estimates(positions, arrivals, end, board, hand, tuning)), tuning)
+        baseline = _relative(seat, _portfolio(shares, estimates(positions, arrivals, end, board, hand, tuning, pace)), tuning)
         for action in legal_actions:
             card = action["card"]
             if card == HOLIDAY:
@@ -195,7 +212,7 @@ def heuristic(view: dict, legal_actions: list[dict], seat: int, rng: random.Rand
                 to = forward(tuple(pos), c, number, end)
                 arr = arrivals + [c] if to >= end and pos[c] < end else arrivals
                 pos[c] = to
-                s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning)), tuning)
+                s = _relative(seat, _portfolio(shares, estimates(pos, arr, end, board, hand, tuning, pace)), tuning)
             if score is None or s > score:
                 best, score = action, s
         return best or legal_actions[0]
