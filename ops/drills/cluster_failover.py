@@ -25,9 +25,10 @@ with the person's receipts). Run with `--ack-replicas 1` (`REDIS_ACK_REPLICAS`: 
 answered once a replica confirms it) the drill must lose nothing; with `--ack-replicas 0` the
 losses are reported as measured.
 
-The nodes run without AOF unless `--aof`: the store then waits with WAITAOF, which on the
-loopback cluster took about a second per append (docs/reliability.md); what keeps an
-acknowledged action through a failover is the replica holding it, which WAIT confirms.
+The nodes run without AOF unless `--aof` (appendfsync always). Either way the store waits with
+WAIT: what keeps an acknowledged action through a failover is the replica holding it, which
+WAIT confirms (WAITAOF, which the store uses only when built with `ack_aof`, took about a second
+per append on the loopback cluster: docs/reliability.md).
 
     python -m ops.drills.cluster_failover --failovers 3 --short --ack-replicas 1
     python -m ops.drills.cluster_failover --failovers 3 --short --ack-replicas 0
@@ -444,8 +445,8 @@ def main(argv=None) -> None:
     p.add_argument("--node-timeout-ms", type=int, default=1500, help="cluster-node-timeout")
     p.add_argument("--settle", type=float, default=15.0, help="seconds of play between the cluster whole and the next kill")
     p.add_argument("--short", action="store_true", help="the shortest games the options allow")
-    p.add_argument("--aof", action="store_true", help="cluster nodes with AOF (appendfsync always): the store "
-                   "then waits with WAITAOF instead of WAIT")
+    p.add_argument("--aof", action="store_true", help="cluster nodes with AOF (appendfsync always); "
+                   "the store still acknowledges with WAIT")
     p.add_argument("--round-robin", action="store_true", help="kill each slot range's primary in turn "
                    "(default: the primary serving the most games in play)")
     args = p.parse_args(argv)
