@@ -478,7 +478,7 @@ FAMILIES: dict[str, dict[str, Family]] = {
         "race-count": Family(spekulation.NAME, "race-count", (
             Param("forward", 0.0, 1.2), Param("pull", 0.0, 2.0), Param("blend", 0.0, 1.0),
             Param("buy", -10.0, 60.0), Param("sell", -10.0, 60.0), Param("rival", 0.0, 1.5),
-            Param("holiday", -20.0, 20.0), Param("count", 0.0, 4.0)), spekulation_race_count)},
+            Param("holiday", -20.0, 20.0), Param("count", 0.0, 6.0)), spekulation_race_count)},
     big_shot.NAME: {"district-value": Family(big_shot.NAME, "district-value", (
         Param("frac", 0.0, 1.5), Param("add", -3.0, 6.0), Param("rival", 0.0, 1.5), Param("slope", 0.2, 4.0),
         Param("late", 0.0, 4.0), Param("two", 0.0, 25.0), Param("loan", 0.0, 4.0)), big_shot_district_value)},

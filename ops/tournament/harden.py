@@ -47,7 +47,7 @@ SPACES = {
     spekulation.NAME: (spekulation_bot, {
         "hand_rank_bonus": (0.0, 3.0), "opponent_weight": (0.0, 1.5), "rank_pull": (0.0, 3.0),
         "forward": (0.2, 1.1), "buy_gain": (-5.0, 30.0), "sell_gain": (-5.0, 40.0), "holiday": (-10.0, 10.0),
-        "count_weight": (0.0, 4.0)}),
+        "count_weight": (0.0, 6.0)}),
     big_shot.NAME: (big_shot_bot, {
         "rival_weight": (0.0, 1.5), "two_district_bonus": (0.0, 25.0), "worth_factor": (0.1, 1.0),
         "bid_margin": (-2.0, 4.0)}),

@@ -35,14 +35,14 @@ class Tuning:
     """The heuristic's constants. Since issue 47 they are the ones ops/tournament/harden.py
     found against the league (docs/bots.md, League): card counting (`count_weight`) above all,
     the rest moved with it (the values before it in the comments)."""
-    hand_rank_bonus: float = 1.6892  # was 1.5
-    opponent_weight: float = 0.9406  # the best rival's portfolio against its own, for card moves (was 0.7)
-    rank_pull: float = 2.739         # the pull reaches the middle when 36% of the race is left (was 1.5: 2/3)
-    forward: float = 0.4812          # the share of the leader's remaining distance a marker covers (was 0.85)
-    buy_gain: float = -4.8011        # a buy must gain more than this, estimate - price (was 4)
-    sell_gain: float = 8.9335        # a sale must gain more than this, price - estimate (was 4)
-    holiday: float = 4.2451          # the bank holiday's bonus over the board as it stands (was 1)
-    count_weight: float = 1.8642     # card counting: how much a company's unplayed cards speed it up (was 0)
+    hand_rank_bonus: float = 0.7763  # was 1.5
+    opponent_weight: float = 0.4699  # the best rival's portfolio against its own, for card moves (was 0.7)
+    rank_pull: float = 1.5682        # the pull reaches the middle when 64% of the race is left (was 1.5)
+    forward: float = 0.4837          # the share of the leader's remaining distance a marker covers (was 0.85)
+    buy_gain: float = -2.3453        # a buy must gain more than this, estimate - price (was 4)
+    sell_gain: float = -3.7335       # a sale must gain more than this, price - estimate (was 4)
+    holiday: float = 6.227           # the bank holiday's bonus over the board as it stands (was 1)
+    count_weight: float = 2.2113     # card counting: how much a company's unplayed cards speed it up (was 0)
 
 
 DEFAULT = Tuning()
