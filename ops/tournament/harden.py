@@ -99,6 +99,8 @@ def main(argv=None) -> int:
     ap.add_argument("--popsize", type=int, default=8)
     ap.add_argument("--sessions", type=int, default=24)
     ap.add_argument("--validate", type=int, default=100)
+    ap.add_argument("--opponents", default=None,
+                    help="comma-separated levels to harden against (default: every non-search member and outside strategy)")
     args = ap.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -118,6 +120,8 @@ def main(argv=None) -> int:
                 continue
             done[row["key"]] = row
     rivals = opponents(args.game)
+    if args.opponents:
+        rivals = {k: v for k, v in rivals.items() if k in args.opponents.split(",")}
 
     def decode(x):
         return dataclasses.replace(default, **{n: round(space[n][0] + min(1, max(0, u)) * (space[n][1] - space[n][0]), 4)
