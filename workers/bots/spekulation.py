@@ -7,7 +7,9 @@
   early in the race every company is valued by its position at a middle rank; the old
   pull, 1.5 x the race left, went past the middle and reversed the early ranking, valuing an
   early leader below the laggards). Companies on its own hand cards get a rank bonus (it can
-  push them).
+  push them). The forward move is scaled per company by card counting (`card_pace`: a
+  company whose card is still unplayed in more seats will be pushed more; issue 47's league
+  found that a player who counts cards won twice its share against a heuristic that did not).
 - Trade: buys the share with the best expected gain (estimate - price) it can afford,
   or sells a held share whose estimate is below its price (a loser), whichever gains more.
 - +1 / -1: the candidate that raises its own portfolio most against the others'.
