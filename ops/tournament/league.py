@@ -37,7 +37,6 @@ import hashlib
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -47,63 +46,15 @@ from workers.bots.study import play_session, wilson
 
 from . import runner
 from .families import FAMILIES, Family
+from .members import LEAGUE_FILE, SEARCH_FAMILY, Member, load_members, member_policy, save_member  # noqa: F401
 
-LEAGUE_FILE = Path(__file__).resolve().parent / "league_strategies.json"
 PLAYERS = 4
-SEARCH_FAMILY = "search"          # a best response: the search level, rivals modelled as heuristics
 MATRIX_SESSIONS = {speculation.NAME: 1000}
 DEFAULT_MATRIX_SESSIONS = 400
 SEARCH_SESSIONS = 200
 BAR_AGAINST_HEURISTICS = 0.30     # a non-search member as one seat against three heuristics: at most
 BAR_HEURISTIC_AGAINST = 0.22      # one heuristic against three of a member: at least
 BAR_SEARCH_FACTOR = 1.5           # one search seat against three of a member: x the fair share
-
-
-@dataclass(frozen=True)
-class Member:
-    game: str
-    name: str
-    family: str
-    params: tuple          # (name, value) pairs, in the family's order
-    seed: str
-    found: tuple = ()      # (key, value) pairs: what the search measured, for the record
-
-    @property
-    def level(self) -> str:
-        return f"league:{self.name}"
-
-    def policy(self):
-        if self.family == SEARCH_FAMILY:
-            from workers.bots import policy as bot_policy
-
-            return bot_policy(self.game, "search")
-        return FAMILIES[self.game][self.family].policy(dict(self.params))
-
-
-def load_members(path: Path = LEAGUE_FILE) -> dict[str, list[Member]]:
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    out = {}
-    for game, members in data.items():
-        out[game] = [Member(game, m["name"], m["family"], tuple(m["params"].items()), m["seed"],
-                            tuple(m.get("found", {}).items())) for m in members]
-    return out
-
-
-def save_member(member: Member, path: Path = LEAGUE_FILE) -> None:
-    """Add (or replace, by name) a member in the league file."""
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    members = [m for m in data.get(member.game, []) if m["name"] != member.name]
-    members.append({"name": member.name, "family": member.family, "params": dict(member.params),
-                    "seed": member.seed, "found": dict(member.found)})
-    data[member.game] = sorted(members, key=lambda m: m["name"])
-    path.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n", encoding="utf-8")
-
-
-def member_policy(game: str, name: str, path: Path = LEAGUE_FILE):
-    for m in load_members(path).get(game, []):
-        if m.name == name:
-            return m.policy()
-    raise KeyError(f"no league member {name!r} for {game}")
 
 
 # ----------------------------------------------------------------------------- playing

@@ -72,7 +72,7 @@ def level_policy(game: str, level: str):
     if level.startswith("outside:"):
         return OUTSIDE[game][level.split(":", 1)[1]]
     if level.startswith("league:"):
-        from .league import member_policy
+        from .members import member_policy
 
         return member_policy(game, level.split(":", 1)[1])
     if level.startswith("search@"):
