@@ -217,8 +217,15 @@ def test_spekulation_played_on_the_board(server, chromium, shots):
     seen_here = []
     try:
         page.wait_for_selector(MOVES, timeout=10000)
-        # the first move: a share taken from its company's row, a button named by the move
-        assert page.locator("#board").get_by_role("button", name="Take a share of Red", exact=True).count() == 1
+        # the first move: a share taken from its company's row, a button named by the move, one
+        # for each company nobody has chosen yet (the bots before this seat may have taken some)
+        view = api(server, "GET", f"/v1/games/{game_id}/view", token).json
+        takes = [a["company"] for a in view["legal_actions"] if a["type"] == "choose_share"]
+        assert takes, view["legal_actions"]
+        shown = page.locator("#board").get_by_role("button", name=re.compile(r"^Take a share of "))
+        names = sorted(n.removeprefix("Take a share of ").lower().replace(" ", "-")
+                       for n in shown.evaluate_all("els => els.map((el) => el.getAttribute('aria-label') || el.textContent)"))
+        assert names == sorted(c.lower() for c in takes), (names, takes)
         _assert_contrast(page)
         markers = []
 

@@ -260,7 +260,7 @@ def test_challenge_accept_rematch_decline_cancel(ann, ben, server):
 
     # --- ben takes no challenges any more (his settings): ann's form says so
     ben.goto(server.url + "/web/account")
-    ben.wait_for_function("document.querySelector('#pref-anyone').checked")
+    ben.wait_for_function("document.querySelector('#pref-anyone')?.checked")
     ben.check("#pref-none")
     ben.click("#save-preferences")
     ben.wait_for_selector("#preferences-done:has-text('nobody may challenge you')")
