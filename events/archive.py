@@ -181,6 +181,13 @@ class ArchivingStore(EventStore):
         version, head = self.hot.head(game_id)
         if version:
             return version, head
+        return self._archived_head(game_id)
+
+    def heads(self, game_ids):
+        return {game_id: at if at[0] else self._archived_head(game_id)
+                for game_id, at in self.hot.heads(game_ids).items()}
+
+    def _archived_head(self, game_id) -> tuple[int, str]:
         record = self.record_of(game_id)
         return (record.version, record.head) if record else (0, GENESIS)
 

@@ -23,7 +23,7 @@ import time
 from abc import ABC, abstractmethod
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError, WatchError
@@ -204,6 +204,11 @@ class EventStore(ABC):
     @abstractmethod
     def head(self, game_id: str) -> tuple[int, str]:
         """(version, head hash); (0, GENESIS) for a game with no events."""
+
+    def heads(self, game_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+        """`head` of each game, by game id, in one round trip (a cluster: one a node) where the
+        store can: what reads many games at once (the transparency log's sequencer) calls."""
+        return {game_id: self.head(game_id) for game_id in game_ids}
 
     @abstractmethod
     def get_meta(self, game_id: str, *fields: str) -> dict[str, Optional[str]]:
@@ -423,6 +428,14 @@ def _raise_refusal(status: str, version: int) -> None:
     raise VersionConflict(version, status)
 
 
+def _recorded_head(values) -> tuple[int, str]:
+    """(version, head) from a game meta's HMGET of version and head."""
+    version, head = values
+    if version is None:
+        return 0, GENESIS
+    return int(version), _unpack_hash(head)
+
+
 def _is_cluster(client) -> bool:
     from redis.cluster import RedisCluster
 
@@ -633,10 +646,19 @@ class RedisEventStore(RedisChat, EventStore):
         return self._idempotent(game_id, seen), int(version), _unpack_hash(head)
 
     def head(self, game_id):
-        version, head = self.redis.hmget(keys(game_id)["meta"], "version", "head")
-        if version is None:
-            return 0, GENESIS
-        return int(version), _unpack_hash(head)
+        return _recorded_head(self.redis.hmget(keys(game_id)["meta"], "version", "head"))
+
+    def heads(self, game_ids):
+        wanted = list(dict.fromkeys(game_ids))
+        if not wanted:
+            return {}
+        # Not a transaction: redis-py's cluster client splits it by node and writes every
+        # node's share before reading any, so a cluster costs about one round trip, not one a game.
+        with self.redis.pipeline(transaction=False) as pipe:
+            for game_id in wanted:
+                pipe.hmget(keys(game_id)["meta"], "version", "head")
+            answers = pipe.execute()
+        return {game_id: _recorded_head(answer) for game_id, answer in zip(wanted, answers)}
 
     def get_meta(self, game_id, *fields):
         values = self.redis.hmget(keys(game_id)["meta"], *fields)
@@ -787,10 +809,17 @@ class MemoryEventStore(MemoryChat, EventStore):
 
     def head(self, game_id):
         with self._lock:
-            recorded = self._meta.get(game_id, {})
-            if "version" not in recorded:
-                return 0, GENESIS
-            return int(recorded["version"]), recorded["head"]
+            return self._recorded_head(game_id)
+
+    def heads(self, game_ids):
+        with self._lock:        # all of them at one moment, as a pipeline sees one server's
+            return {game_id: self._recorded_head(game_id) for game_id in game_ids}
+
+    def _recorded_head(self, game_id) -> tuple[int, str]:
+        recorded = self._meta.get(game_id, {})
+        if "version" not in recorded:
+            return 0, GENESIS
+        return int(recorded["version"]), recorded["head"]
 
     def get_meta(self, game_id, *fields):
         with self._lock:

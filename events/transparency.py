@@ -523,9 +523,10 @@ PROCESS_OWNER = f"sequencer-{uuid.uuid4().hex}"
 def moved_checkpoints(log_: TransparencyLog, store, games: list[str]) -> list[Checkpoint]:
     """A checkpoint at the store's head of each game whose version is past the one logged."""
     logged = log_.logged_versions(games)
+    heads = store.heads(games)      # one pipeline (a cluster: one a node), not a round trip a game
     out = []
     for game in games:
-        version, head = store.head(game)
+        version, head = heads[game]
         last = logged.get(game, 0)
         if version > last:
             out.append(Checkpoint(game, head, version))

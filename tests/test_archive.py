@@ -75,6 +75,8 @@ class TestSwapContract:
         assert (cold.read_raw("g1"), cold.head("g1"), cold.get_meta("g1", "status", "seed", "waits"),
                 cold.get_idempotent("g1", "k1"), cold.get_meta_prefixed("g1", "token:")) == before
         assert cold.peek("g1", "k2")[1:] == before[1]
+        append(store, "g2", [ev(1)])
+        assert cold.heads(["g1", "g2", "g3"]) == {"g1": before[1], "g2": store.head("g2"), "g3": (0, GENESIS)}
         assert cold.read_raw("g1", 1, 2) == before[0][1:2]
         with pytest.raises(GameArchived):
             cold.append("g1", [ev(4)], base_version=3, base_head=before[1][1])

@@ -126,6 +126,21 @@ class TestStoreContract:
             append(store, "g1", [ev(4)], expected_version=1)
         assert store.get_meta("g1", "version", "head") == {"version": "3", "head": second.head}
 
+    def test_heads_reads_many_games_as_head_reads_each(self, store):
+        """The batched read answers what `head` answers for each game: games spread over
+        the cluster's slots (and so its nodes), one with no events, one read twice, and one
+        whose stream was cut behind the store's back (its recorded head, not the stream's end)."""
+        games = [f"game-{n}" for n in range(24)]
+        for n, game in enumerate(games):
+            append(store, game, [ev(i) for i in range(n % 4 + 1)])
+        cut_last_event(store, games[3])
+        asked = games + ["never-played", games[0]]
+        found = store.heads(asked)
+        assert found == {game: store.head(game) for game in asked}
+        assert found["never-played"] == (0, GENESIS) and found[games[3]][0] == 4
+        assert len({version for version, _ in found.values()}) == 5    # not one answer for all
+        assert store.heads([]) == {}
+
     def test_head_is_the_recorded_one_not_the_end_of_the_stream(self, store):
         """A log cut short behind the store's back still reports the head recorded with the
         last batch (what verify compares the stream's end against), and refuses a batch built
