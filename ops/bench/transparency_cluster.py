@@ -5,13 +5,16 @@ The Merkle log is one sequence: one sequencer at a time holds its lease and comm
 (`events.transparency.sequence`, what workers/sequencer.py runs every AUDIT_SEQUENCE_EVERY s)
 that log `games` games which moved since the last pass, on a loopback valkey cluster of 3
 primaries (ops/drills/redis_cluster.py): the lease (a script on `{tlog}:lease`), the touched
-games merged from the index's 16 keys on every node, each game's head from its own slot, the
-logged versions, the Merkle tree and the signed head, the commit script in the log's slot.
+games merged from the index's 16 keys on every node, the games' heads (one pipeline: one
+round trip a node), the logged versions, the Merkle tree and the signed head, the commit
+script in the log's slot.
 Baseline: the same passes on a private single Redis, in the same run. The games are created
 before each round (untimed); each round's passes also read again the games of the rounds
 before within the sequencer's LOOKBACK (30 s), on both sides alike. Rounds alternate
 (ops/bench/common.alternate); the ratio is the median of the side-by-side rounds' ratios.
-Reported beside it: a quiet pass (nothing moved), in ms, on each side.
+Reported beside it: a quiet pass (nothing moved), in ms, on each side; and the head reads the
+pass makes, in us a game, on each side: the store's `heads` (one pipeline, on a cluster one a
+node: what the pass calls) against `head` game by game (what it called before), alternated.
 
     python -m ops.bench --only 14
     python -m ops.bench.transparency_cluster --games 300 --rounds 3
@@ -47,10 +50,12 @@ class Side:
     def __init__(self, client, games: int):
         self.core, self.games, self.created = _core(client), games, 0
         self.passes = 0
+        self.game_ids: list[str] = []
 
     def _move_games(self) -> None:
         for _ in range(self.games):
-            self.core.create("speculation", {}, [{}, {}, {}], seed=f"{self.created:064x}")
+            session = self.core.create("speculation", {}, [{}, {}, {}], seed=f"{self.created:064x}")
+            self.game_ids.append(session.game_id)
             self.created += 1
 
     def checkpoints_per_second(self) -> float:
@@ -71,6 +76,23 @@ class Side:
                 raise RuntimeError("a quiet pass logged a game")
         return (time.perf_counter() - started) * 1000 / passes
 
+    def head_read_us(self, rounds: int = 3) -> dict:
+        """Reading every game's head: in one `heads` call against one `head` a game, us a game
+        (alternated rounds' medians; the ratio batched / one by one), the answers checked equal."""
+        store, games = self.core.store, self.game_ids
+
+        def timed(read) -> float:
+            started = time.perf_counter()
+            found = read()
+            elapsed = time.perf_counter() - started
+            if found != {game: store.head(game) for game in games}:
+                raise RuntimeError("heads() and head() answered otherwise")
+            return elapsed * 1e6 / len(games)
+
+        batched, one_by_one, ratio = alternate(lambda: timed(lambda: store.heads(games)),
+                                               lambda: timed(lambda: {g: store.head(g) for g in games}), rounds)
+        return {"one_by_one": round(one_by_one, 1), "batched": round(batched, 1), "ratio": round(ratio, 3)}
+
     def log_size(self) -> int:
         return self.core.transparency.size()
 
@@ -84,6 +106,7 @@ def measure(cluster_client, single_client, games: int, rounds: int) -> dict:
             "ratio_cluster_vs_single": round(ratio, 3),
             "quiet_pass_ms": {"cluster": round(on_cluster.quiet_pass_ms(), 2),
                               "single": round(on_single.quiet_pass_ms(), 2)},
+            "head_read_us_a_game": {"cluster": on_cluster.head_read_us(), "single": on_single.head_read_us()},
             "passes": {"cluster": on_cluster.passes, "single": on_single.passes},
             "every_game_logged_once": on_cluster.log_size() == on_cluster.created
             and on_single.log_size() == on_single.created}
