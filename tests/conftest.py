@@ -1,6 +1,7 @@
 import fcntl
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -21,7 +22,15 @@ LOCKS = "SPECULATION_TEST_LOCKS"
 
 
 def pytest_configure(config):
-    """The controller of a parallel run makes the lock folder; its workers inherit the path."""
+    """The controller of a parallel run makes the lock folder; its workers inherit the path.
+
+    Ctrl-C reaches the processes the tests start: a suite started in the background by a
+    non-interactive shell (`make test &`) inherits SIGINT ignored, and a Python child started
+    with SIGINT ignored never raises KeyboardInterrupt, so the tests that press Ctrl-C on the
+    CLI (cancel a seek, stop `speculation serve`) would wait for nothing. An ignored signal is
+    inherited across exec; a handler is not (the child starts with the default)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if getattr(config.option, "numprocesses", None) and LOCKS not in os.environ:
         os.environ[LOCKS] = tempfile.mkdtemp(prefix="speculation-test-locks-")
         config._speculation_locks = os.environ[LOCKS]
@@ -122,6 +131,16 @@ def cluster_redis(redis_cluster):
     client = redis_cluster.client()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def worker_chromium():
+    """One headless Chromium for the whole run of this worker, started at its first browser test
+    (the browser tests take it through `web_kit.module_chromium`)."""
+    from ops.live_server import browser
+
+    with browser() as b:
+        yield b
 
 
 @pytest.fixture
