@@ -80,17 +80,29 @@ def test_api_killed_mid_request_the_retry_completes_the_action_once():
 
 
 @pytest.mark.slow
-@pytest.mark.timing
 def test_an_outage_of_every_kind_loses_nothing_and_every_game_finishes():
     from ops.drills import outage
 
-    # The suite's short form: three of the shortest games (two with a person), Redis frozen 6 s (still longer than the 5 s
-    # bound a request must be answered within), the reconciler every 3 s instead of 10, one
-    # Redis reply in 26 and one request in 34 lost instead of 13 and 17 (about 40 of each).
+    # The suite's short form: three of the shortest games (two with a person), Redis frozen 6 s, the
+    # reconciler every 3 s instead of 10, one Redis reply in 26 and one request in 34 lost instead
+    # of 13 and 17 (about 40 of each). It runs beside other tests, so its two durations must only
+    # end here; their 5 s bounds are judged alone by the next test.
     figures = outage.run(size=3, seed=5, short=True, freeze=6.0, reconcile_every=3.0,
-                         drop_reply_every=26, drop_request_every=34)
+                         drop_reply_every=26, drop_request_every=34, judge_time=False)
     assert figures["ok"], json.dumps(figures, default=str)
     assert figures["lost"] == figures["duplicated"] == figures["unheld_seats"] == figures["stuck"] == 0
     assert figures["acknowledged"] > 0 and figures["replies_dropped"] > 0 and figures["requests_dropped"] > 0, \
         json.dumps(figures, default=str)
-    assert figures["worker_back_s"] <= 5.0 and figures["frozen_request_s"] <= 5.0
+    assert figures["worker_back_s"] is not None and figures["frozen_request_s"] < 10.0
+
+
+@pytest.mark.timing
+def test_after_an_outage_the_worker_is_back_and_a_frozen_redis_is_answered_within_5_s():
+    from ops.drills import outage
+
+    # The outage drill's time bounds on its processes, alone: Redis killed and back after 3 s with
+    # all-bot games in play, then frozen 6 s (longer than the 5 s bound a request must be answered
+    # within); the reconciler every 3 s, as in the short form above.
+    figures = outage.latency(redis_down=3.0, freeze=6.0, reconcile_every=3.0)
+    assert figures["ok"], json.dumps(figures, default=str)
+    assert figures["worker_back_s"] <= 5.0 and figures["frozen_request_s"] <= 5.0, figures

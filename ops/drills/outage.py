@@ -152,7 +152,12 @@ def start_api(redis_url: str, port: int) -> _kit.ChildProcess:
 
 
 def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_every: int = 17,
-        redis_down: float = 3.0, freeze: float = 8.0, short: bool = False, reconcile_every: float = 10.0) -> dict:
+        redis_down: float = 3.0, freeze: float = 8.0, short: bool = False, reconcile_every: float = 10.0,
+        judge_time: bool = True) -> dict:
+    """The drill. With `judge_time` off, the two durations are measured and reported but only
+    required to end (the worker back at all, the frozen request answered): the suite runs that
+    form beside other tests, and judges the 5 s bounds alone in `latency`, which no parallel load
+    distorts."""
     rng = random.Random(seed)
     redis_server = RedisProcess(durable=True).start()
     proxy = FaultyProxy(redis_server.port, drop_reply_every=drop_reply_every, drop_request_every=drop_request_every)
@@ -185,26 +190,14 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
         time.sleep(1.0)
         workers[0] = _kit.start_worker(proxy.url, reconcile_every=reconcile_every, monitoring=1, abandoned_after=3.0)
         time.sleep(2.0)
-        redis_server.kill()
-        time.sleep(redis_down)
-        redis_server.start()
-        back_at = time.monotonic()
-        figures["worker_back_s"] = _worker_back(redis_server, back_at)
+        figures["worker_back_s"] = _bounce_redis(redis_server, redis_down)
         time.sleep(1.0)
         api.kill()
         time.sleep(0.5)
         api = start_api(proxy.url, port)
         wait_listening(port, 30)
         time.sleep(1.0)
-        proxy.freeze(freeze)
-        probe = Client(base, stats, lock)
-        started = time.monotonic()
-        try:
-            status, _ = probe.call("GET", "/v1/games?per_page=1", timeout=10)
-        except Exception as err:   # a cut connection counts as answered too, but say so
-            status = f"error {type(err).__name__}"
-        figures["frozen_request_s"] = round(time.monotonic() - started, 2)
-        figures["frozen_request_status"] = status
+        figures.update(_frozen_request(proxy, Client(base, stats, lock), freeze))
         for thread in threads:
             thread.join(300)
         figures["clients_finished"] = sum(not t.is_alive() for t in threads)
@@ -221,7 +214,76 @@ def run(size: int = 24, seed: int = 1, drop_reply_every: int = 13, drop_request_
                      and figures.get("unheld_seats", 1) == 0
                      and figures.get("stuck", 1) == 0 and figures.get("unverified", 1) == 0
                      and figures["clients_finished"] == size and not record["errors"]
-                     and (figures["worker_back_s"] or 99) <= 5.0 and figures["frozen_request_s"] <= 5.0)
+                     and _in_time(figures, TIME_BOUND if judge_time else None))
+    return figures
+
+
+TIME_BOUND = 5.0   # seconds: the worker back after Redis returns; a request answered while Redis is frozen
+
+
+def _in_time(figures: dict, bound: float | None) -> bool:
+    """The worker came back and the frozen request was answered (within `bound` s, given one).
+    The request's client gives up at 10 s, so an unanswered one is slower than any bound."""
+    back, frozen = figures.get("worker_back_s"), figures.get("frozen_request_s")
+    if back is None or frozen is None:
+        return False
+    return bound is None or (back <= bound and frozen <= bound)
+
+
+def _bounce_redis(redis_server: RedisProcess, down: float) -> float | None:
+    """Redis killed -9, down `down` s (the pause is the outage under test), started again: the
+    seconds until a worker runs a job again (None: not within 30 s)."""
+    redis_server.kill()
+    time.sleep(down)
+    redis_server.start()
+    return _worker_back(redis_server, time.monotonic())
+
+
+def _frozen_request(proxy: FaultyProxy, probe: "Client", freeze: float) -> dict:
+    """Redis frozen `freeze` s behind the proxy (the freeze is under test) while a probe asks for
+    the lobby: how long until it is answered, and with what."""
+    proxy.freeze(freeze)
+    started = time.monotonic()
+    try:
+        status, _ = probe.call("GET", "/v1/games?per_page=1", timeout=10)
+    except Exception as err:   # a cut connection counts as answered too, but say so
+        status = f"error {type(err).__name__}"
+    return {"frozen_request_s": round(time.monotonic() - started, 2), "frozen_request_status": status}
+
+
+def latency(redis_down: float = 3.0, freeze: float = 6.0, bot_games: int = 2, seed: int = 1,
+            reconcile_every: float = 10.0) -> dict:
+    """The drill's two time bounds alone, on the same processes (the API under gunicorn, two
+    workers, the proxy, a durable Redis) with all-bot games in play but no faults of the proxy's
+    and no client threads: the worker back within 5 s after Redis is killed and restarted, and a
+    request answered within 5 s while Redis is frozen. The suite runs this while no other test
+    runs; the rest of the drill runs beside them (`run(judge_time=False)`)."""
+    redis_server = RedisProcess(durable=True).start()
+    proxy = FaultyProxy(redis_server.port, drop_reply_every=0, drop_request_every=0)
+    port = free_port()
+    api = start_api(proxy.url, port)
+    workers = [_kit.start_worker(proxy.url, reconcile_every=reconcile_every, monitoring=1, abandoned_after=3.0)
+               for _ in range(2)]
+    base, stats, lock = f"http://127.0.0.1:{port}", {}, threading.Lock()
+    figures: dict = {}
+    try:
+        if not wait_listening(port, 30):
+            raise RuntimeError("the API did not start: " + api.output()[-2000:])
+        client, rng = Client(base, stats, lock), random.Random(seed)
+        probe = fewest_players_game()
+        seats = [{"bot": "random"}] * all_games()[probe].MIN_PLAYERS
+        for _ in range(bot_games):   # jobs in the queue while Redis goes down
+            client.until_answered("POST", "/v1/games", {"type": probe, "seats": seats, "options": {}},
+                                  {"Idempotency-Key": f"latency-{rng.getrandbits(64):x}"})
+        figures["worker_back_s"] = _bounce_redis(redis_server, redis_down)
+        figures.update(_frozen_request(proxy, Client(base, stats, lock), freeze))
+    finally:
+        for worker in workers:
+            worker.stop()
+        api.stop()
+        proxy.close()
+        redis_server.stop()
+    figures["ok"] = _in_time(figures, TIME_BOUND)
     return figures
 
 
