@@ -239,7 +239,7 @@ def _bounce_redis(redis_server: RedisProcess, down: float) -> float | None:
     return _worker_back(redis_server, time.monotonic())
 
 
-def _frozen_request(proxy: FaultyProxy, probe: "Client", freeze: float) -> dict:
+def _frozen_request(proxy: FaultyProxy, probe: Client, freeze: float) -> dict:
     """Redis frozen `freeze` s behind the proxy (the freeze is under test) while a probe asks for
     the lobby: how long until it is answered, and with what."""
     proxy.freeze(freeze)
