@@ -71,9 +71,8 @@ def browser():
             b.close()
 
 
-def wait_status(page, statuses, timeout=120.0):
-    """Wait until the page's body says the game is in one of `statuses` (the deadline is wide: the
-    browser tests run beside others on a loaded machine)."""
+def wait_status(page, statuses, timeout=60.0):
+    """Wait until the page's body says the game is in one of `statuses`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if page.evaluate("document.body.dataset.status || ''") in statuses:

@@ -81,15 +81,15 @@ def assert_requests_covered(page, game_id, server):
     del tokens
 
 
+@pytest.mark.timing   # a game by clicks against a live table: under the full suite's load it missed its waits once
 @pytest.mark.parametrize("game_type", [t.name for t in game_types()])
 def test_a_game_played_to_the_end_through_the_page(page, server, game_type):
     game_id = create_through_lobby(page, server, game_type)
     assert page.locator("#board").inner_text().strip()
     assert_no_horizontal_scroll(page)
-    # no time bound is judged: the deadlines are wide, for a loaded machine (quiet: 5-25 s a game)
-    moves = web_kit.play_to_end(page, timeout=600)
+    moves = web_kit.play_to_end(page, timeout=150)
     assert moves > 0
-    page.wait_for_selector("#result", timeout=120_000)
+    page.wait_for_selector("#result", timeout=30000)
     assert re.search(r"wins|share the win", page.inner_text("#result"))
     assert page.locator("#log li").count() > 10
     assert_no_horizontal_scroll(page)

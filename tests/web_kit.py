@@ -32,13 +32,10 @@ def cheap_live_server():
 
 
 @pytest.fixture(scope="module")
-def module_chromium(server, worker_chromium):
-    """The worker's Chromium for a test module, after its `server` (a module imports it as
-    `chromium`). The browser is shared (a launch is about a CPU-second; each test opens its own
-    context), so the module's contexts are closed at its end: none is left to the next module."""
-    yield worker_chromium
-    for context in list(worker_chromium.contexts):
-        context.close()
+def module_chromium(server):
+    """One Chromium for a test module, after its `server` (a module imports it as `chromium`)."""
+    with browser() as b:
+        yield b
 
 
 def play_to_end(page, timeout=150.0, pick=None) -> int:
